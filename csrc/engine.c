@@ -1,0 +1,731 @@
+/* The machine: clock, per-CPU ticks, the event loop, the context switch and
+ * accounting.  Scheduling decisions are the policy's (policy.h).
+ *
+ * Time (DESIGN.md, "Time"): at each instant the engine first delivers
+ * everything due then in interrupt context -- the CPUs' ticks (jiffies++ then
+ * scheduler_tick, CPU 0 first), then expired timers, I/O completions and
+ * source firings in canonical order -- and only then lets each CPU act:
+ * a need_resched switches at once (user-mode preemption on return from the
+ * interrupt), and the running task continues its program in process
+ * context. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define TASK_FIELD(name, type, doc) {#name, type, offsetof(psTask, name), doc}
+const psFieldInfo ps_task_fields[] = {
+    TASK_FIELD(pid, PS_F_I32, "process id (0: idle task)"),
+    TASK_FIELD(parent, PS_F_I32, "task index of the parent, -1 if none"),
+    TASK_FIELD(state, PS_F_I32, "0 running, 1 interruptible, 2 uninterruptible, 4 zombie, 8 dead"),
+    TASK_FIELD(policy, PS_F_I32, "0 SCHED_NORMAL, 1 SCHED_FIFO, 2 SCHED_RR"),
+    TASK_FIELD(rt_priority, PS_F_I32, "real-time priority 1..99 (0 for normal tasks)"),
+    TASK_FIELD(prio, PS_F_I32, "dynamic priority (lower is better)"),
+    TASK_FIELD(static_prio, PS_F_I32, "priority from nice"),
+    TASK_FIELD(nice, PS_F_I32, "nice value -20..19"),
+    TASK_FIELD(time_slice, PS_F_I32, "ticks left in the timeslice"),
+    TASK_FIELD(cpu, PS_F_I32, "CPU it runs or last ran on"),
+    TASK_FIELD(array, PS_F_I32, "queued in priority array 0/1, -1 if not queued"),
+    TASK_FIELD(cpu_ns, PS_F_I64, "CPU time, ns"),
+    TASK_FIELD(wait_ns, PS_F_I64, "runnable but waiting, ns"),
+    TASK_FIELD(sleep_ns, PS_F_I64, "sleeping, ns"),
+    TASK_FIELD(cpu_ticks, PS_F_I64, "ticks charged (tick-sampled)"),
+    TASK_FIELD(nvcsw, PS_F_I64, "voluntary switches (blocked)"),
+    TASK_FIELD(nivcsw, PS_F_I64, "involuntary switches (preempted, expired, yielded)"),
+    TASK_FIELD(nr_wakeups, PS_F_I64, "wakeups"),
+    TASK_FIELD(nr_migrations, PS_F_I64, "migrations between CPUs"),
+    TASK_FIELD(lat_count, PS_F_I64, "wakeup-to-run latencies measured"),
+    TASK_FIELD(lat_sum_ns, PS_F_I64, "sum of wakeup-to-run latencies, ns"),
+    TASK_FIELD(lat_max_ns, PS_F_I64, "largest wakeup-to-run latency, ns"),
+    TASK_FIELD(start_ns, PS_F_I64, "creation time, ns"),
+    TASK_FIELD(exit_ns, PS_F_I64, "exit time, ns (-1 while alive)"),
+};
+const int ps_ntask_fields = (int)(sizeof(ps_task_fields) / sizeof(ps_task_fields[0]));
+
+int64_t psu_field_read(const void *base, const psFieldInfo *f) {
+  const unsigned char *p = (const unsigned char *)base + f->offset;
+  switch (f->type) {
+    case PS_F_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case PS_F_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+  }
+}
+
+void ps_fail(psData *d, const char *fmt, ...) {
+  if (d->failed) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->errmsg, sizeof(d->errmsg), fmt, ap);
+  va_end(ap);
+  d->failed = 1;
+}
+
+static void ring_push(const psModel *m, psData *d, psRing *r, const void *rec, const char *what) {
+  int rc = psu_ring_push(r, rec, m->max_trace_bytes, m->overwrite);
+  if (rc == PS_RING_OK) {
+    if (r->dropped && m->overwrite) d->warn[PS_WARN_TRACE_DROP] = r->dropped;
+    return;
+  }
+  if (rc == PS_RING_FULL)
+    ps_fail(d, "the %s buffer is full (max_trace_bytes=%lld); raise max_trace_bytes, clear "
+               "the buffer, or choose on_full='overwrite'", what, (long long)m->max_trace_bytes);
+  else
+    ps_fail(d, "out of memory while recording %s", what);
+}
+
+void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,
+                  int prio, int64_t value) {
+  psEventRec e = {d->now_ns, value, p ? p->pid : -1, other, (int16_t)cpu, (int16_t)kind,
+                  (int16_t)prio, 0};
+  ring_push(m, d, &d->events, &e, "event log");
+}
+
+psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid) {
+  if (pid < 1) return NULL;
+  int64_t i = (int64_t)pid + m->ncpu - 1;
+  if (i >= d->ntask) return NULL;
+  return &d->task[i];
+}
+
+/* ---- accounting ---- */
+
+static void acct(psTask *t, int64_t now, int to) {
+  int64_t dt = now - t->since_ns;
+  if (t->acct == PS_ACCT_RUN) t->cpu_ns += dt;
+  else if (t->acct == PS_ACCT_WAIT) t->wait_ns += dt;
+  else if (t->acct == PS_ACCT_SLEEP) t->sleep_ns += dt;
+  t->acct = to;
+  t->since_ns = now;
+}
+
+void ps_task_counters(const psData *d, const psTask *t, int64_t *cpu_ns, int64_t *wait_ns,
+                      int64_t *sleep_ns) {
+  int64_t dt = d->now_ns - t->since_ns;
+  *cpu_ns = t->cpu_ns + (t->acct == PS_ACCT_RUN ? dt : 0);
+  *wait_ns = t->wait_ns + (t->acct == PS_ACCT_WAIT ? dt : 0);
+  *sleep_ns = t->sleep_ns + (t->acct == PS_ACCT_SLEEP ? dt : 0);
+}
+
+/* ---- state ---- */
+
+static void task_blank(psTask *t) {
+  memset(t, 0, sizeof(*t));
+  t->parent = -1;
+  t->array = -1;
+  t->run_next = t->run_prev = t->lru_next = t->lru_prev = -1;
+  t->wait_chan = -1;
+  t->wait_next = -1;
+  t->woken_ns = -1;
+  t->exit_ns = -1;
+  t->acct = PS_ACCT_NONE;
+}
+
+static int grow_tasks(psData *d, int32_t need) {
+  if (need <= d->cap_task) return 0;
+  int32_t cap = d->cap_task ? d->cap_task : 16;
+  while (cap < need) cap *= 2;
+  psTask *t = realloc(d->task, (size_t)cap * sizeof(psTask));
+  if (!t) return -1;
+  d->task = t;
+  d->cap_task = cap;
+  return 0;
+}
+
+int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
+  memset(d, 0, sizeof(*d));
+  psu_ring_init(&d->events, sizeof(psEventRec));
+  psu_ring_init(&d->latencies, sizeof(psLatencyRec));
+  psu_ring_init(&d->series, sizeof(psSampleRec));
+  d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
+  d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
+  if (!d->cpu || !d->rq || grow_tasks(d, m->ncpu)) goto nomem;
+  for (int c = 0; c < m->ncpu; c++) {
+    psTask *idle = &d->task[c];
+    task_blank(idle);
+    idle->is_idle = 1;
+    idle->cpu = c;
+    idle->prio = idle->static_prio = m->policy->max_prio;
+    idle->cpus_allowed = (uint64_t)1 << c;
+    snprintf(idle->name, PS_NAME_LEN, "swapper/%d", c);
+    psCpu *cpu = &d->cpu[c];
+    cpu->curr = cpu->idle = c;
+    cpu->next_tick_ns = m->tick_ns + (m->stagger_ticks ? c * (m->tick_ns / m->ncpu) : 0);
+  }
+  d->ntask = m->ncpu;
+  for (int c = 0; c < m->ncpu; c++) m->policy->init_rq(m, d, c);
+  if (m->nchan && ps_ensure_channels((psModel *)m, d, m->nchan, err, errlen)) goto fail;
+  return 0;
+nomem:
+  snprintf(err, errlen, "out of memory creating the simulator state");
+fail:
+  ps_data_free(d);
+  return -1;
+}
+
+void ps_data_free(psData *d) {
+  free(d->cpu);
+  free(d->rq);
+  free(d->task);
+  free(d->chan);
+  free(d->src);
+  psu_heap_free(&d->heap);
+  psu_ring_free(&d->events);
+  psu_ring_free(&d->latencies);
+  psu_ring_free(&d->series);
+  memset(d, 0, sizeof(*d));
+}
+
+static void *dup_bytes(const void *p, size_t n, int *bad) {
+  if (!n) return NULL;
+  void *q = malloc(n);
+  if (!q) { *bad = 1; return NULL; }
+  memcpy(q, p, n);
+  return q;
+}
+
+int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
+  int bad = 0;
+  *dst = *src;
+  dst->cpu = dup_bytes(src->cpu, (size_t)m->ncpu * sizeof(psCpu), &bad);
+  dst->rq = dup_bytes(src->rq, (size_t)m->ncpu * m->policy->rq_size, &bad);
+  dst->task = dup_bytes(src->task, (size_t)src->cap_task * sizeof(psTask), &bad);
+  dst->chan = dup_bytes(src->chan, (size_t)src->nchan * sizeof(psChannel), &bad);
+  dst->src = dup_bytes(src->src, (size_t)src->nsrc * sizeof(psSourceState), &bad);
+  bad |= psu_heap_copy(&dst->heap, &src->heap);
+  bad |= psu_ring_copy(&dst->events, &src->events);
+  bad |= psu_ring_copy(&dst->latencies, &src->latencies);
+  bad |= psu_ring_copy(&dst->series, &src->series);
+  if (bad) {
+    ps_data_free(dst);
+    return -1;
+  }
+  return 0;
+}
+
+int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
+  if (n > d->nchan) {
+    psChannel *c = realloc(d->chan, (size_t)n * sizeof(psChannel));
+    if (!c) {
+      snprintf(err, errlen, "out of memory adding channels");
+      return -1;
+    }
+    for (int i = d->nchan; i < n; i++) {
+      c[i].count = 0;
+      c[i].head = c[i].tail = -1;
+    }
+    d->chan = c;
+    d->nchan = n;
+  }
+  if (n > m->nchan) m->nchan = n;
+  return 0;
+}
+
+/* ---- events and wakeups ---- */
+
+static void push_event(psData *d, int64_t t, int cls, int32_t key) {
+  psEvt e = {t, cls, key};
+  if (psu_heap_push(&d->heap, e)) ps_fail(d, "out of memory queueing an event");
+}
+
+int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync) {
+  if (!(p->state & mask)) return 0;
+  acct(p, d->now_ns, PS_ACCT_WAIT);
+  int preempt = m->policy->wakeup(m, d, p, waker, sync);
+  p->state = PS_TASK_RUNNING;
+  p->nr_wakeups++;
+  p->woken_ns = d->now_ns;
+  ps_log(m, d, PS_EVT_WAKEUP, p->cpu, p, waker ? waker->pid : -1, p->prio, sync);
+  if (preempt) ps_resched_cpu(d, p->cpu);
+  return 1;
+}
+
+void ps_do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
+  /* A jiffy timer: it expires at the first tick at least ns after now, and
+   * never at the current tick, whose timers have already run. */
+  uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
+  if (j <= d->jiffies) j = d->jiffies + 1;
+  p->state = PS_TASK_INTERRUPTIBLE;
+  push_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, ps_index(d, p));
+}
+
+void ps_do_io(const psModel *m, psData *d, psTask *p, int64_t ns) {
+  (void)m;
+  p->state = PS_TASK_UNINTERRUPTIBLE;
+  push_event(d, d->now_ns + ns, PS_EV_IO, ps_index(d, p));
+}
+
+int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan) {
+  (void)m;
+  psChannel *c = &d->chan[chan];
+  if (c->count > 0) {
+    c->count--;
+    return 0;
+  }
+  int32_t i = ps_index(d, p);
+  p->state = PS_TASK_INTERRUPTIBLE;
+  p->wait_chan = chan;
+  p->wait_next = -1;
+  if (c->tail >= 0)
+    d->task[c->tail].wait_next = i;
+  else
+    c->head = i;
+  c->tail = i;
+  return 1;
+}
+
+void ps_do_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
+  psChannel *c = &d->chan[chan];
+  if (c->head < 0) {
+    c->count++;
+    return;
+  }
+  psTask *w = &d->task[c->head];
+  c->head = w->wait_next;
+  if (c->head < 0) c->tail = -1;
+  w->wait_chan = -1;
+  w->wait_next = -1;
+  ps_try_to_wake_up(m, d, w, PS_TASK_INTERRUPTIBLE, waker, sync);
+}
+
+static void source_schedule(const psModel *m, psData *d, int s) {
+  const psSourceDef *def = &m->src[s];
+  psSourceState *st = &d->src[s];
+  if (def->count >= 0 && st->fired >= def->count) return;
+  int64_t t;
+  if (def->kind == PS_SRC_EVERY) {
+    t = def->start_ns + st->fired * def->period_ns;
+  } else {
+    double gap = psu_rng_exponential(&st->rng, (double)def->period_ns);
+    if (gap > (double)PS_MAX_DURATION_NS) gap = (double)PS_MAX_DURATION_NS;
+    t = (st->fired ? d->now_ns : def->start_ns) + (int64_t)(gap + 0.5);
+  }
+  if (t < d->now_ns) t = d->now_ns;
+  push_event(d, t, PS_EV_SOURCE, s);
+}
+
+int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen) {
+  if (m->nsrc == m->cap_src) {
+    int32_t cap = m->cap_src ? 2 * m->cap_src : 8;
+    psSourceDef *a = realloc(m->src, (size_t)cap * sizeof(psSourceDef));
+    if (!a) goto nomem;
+    m->src = a;
+    m->cap_src = cap;
+  }
+  psSourceState *st = realloc(d->src, (size_t)(d->nsrc + 1) * sizeof(psSourceState));
+  if (!st) goto nomem;
+  d->src = st;
+  int i = m->nsrc;
+  m->src[i] = *s;
+  psu_rng_seed(&d->src[i].rng, m->seed, 0x5eed000000ULL + (uint64_t)i);
+  d->src[i].fired = 0;
+  m->nsrc++;
+  d->nsrc++;
+  source_schedule(m, d, i);
+  if (d->failed) {
+    snprintf(err, errlen, "%s", d->errmsg);
+    d->failed = 0;
+    return -1;
+  }
+  return 0;
+nomem:
+  snprintf(err, errlen, "out of memory adding a source");
+  return -1;
+}
+
+/* ---- task creation and exit ---- */
+
+static psTask *new_task(const psModel *m, psData *d, int prog) {
+  if (grow_tasks(d, d->ntask + 1)) {
+    ps_fail(d, "out of memory creating a task");
+    return NULL;
+  }
+  int32_t i = d->ntask++;
+  psTask *t = &d->task[i];
+  task_blank(t);
+  t->pid = i - m->ncpu + 1;
+  t->prog = prog;
+  t->pc = m->progs[prog].first;
+  t->start_ns = d->now_ns;
+  t->since_ns = d->now_ns;
+  t->acct = PS_ACCT_WAIT;
+  psu_rng_seed(&t->rng, m->seed, (uint64_t)t->pid);
+  d->nlive++;
+  return t;
+}
+
+int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
+             int rt_priority, uint64_t cpus_allowed, int cpu, char *err, int errlen) {
+  if (d->nlive >= m->max_tasks) {
+    snprintf(err, errlen, "task limit reached: max_tasks=%d live tasks", m->max_tasks);
+    return -1;
+  }
+  if (cpu < 0) {
+    /* the allowed CPU with the fewest runnable tasks, lowest index on ties */
+    int best = -1;
+    int64_t load[PS_MAX_CPUS] = {0};
+    for (int32_t i = m->ncpu; i < d->ntask; i++)
+      if (d->task[i].state == PS_TASK_RUNNING) load[d->task[i].cpu]++;
+    for (int c = 0; c < m->ncpu; c++)
+      if ((cpus_allowed >> c & 1) && (best < 0 || load[c] < load[best])) best = c;
+    cpu = best;
+  }
+  psTask *t = new_task(m, d, prog);
+  if (!t) {
+    snprintf(err, errlen, "%s", d->errmsg);
+    d->failed = 0;
+    return -1;
+  }
+  snprintf(t->name, PS_NAME_LEN, "%s", name);
+  t->nice = nice;
+  t->policy = policy;
+  t->rt_priority = rt_priority;
+  t->cpus_allowed = cpus_allowed;
+  t->cpu = cpu;
+  t->state = PS_TASK_RUNNING;
+  if (m->policy->task_spawn(m, d, t)) ps_resched_cpu(d, cpu);
+  return t->pid;
+}
+
+int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
+  if (d->nlive >= m->max_tasks) {
+    ps_fail(d, "fork by pid %d failed: task limit reached (max_tasks=%d live tasks)",
+            d->task[ti].pid, m->max_tasks);
+    return -1;
+  }
+  psTask *c = new_task(m, d, prog);  /* may move the task array */
+  if (!c) return -1;
+  psTask *p = &d->task[ti];
+  psTask fresh = *c;
+  /* copy_process: the child is a struct copy of the parent ... */
+  *c = *p;
+  /* ... with its own identity, program, counters and stream */
+  c->pid = fresh.pid;
+  c->parent = ti;
+  c->prog = prog;
+  c->pc = fresh.pc;
+  c->loop_depth = 0;
+  c->burst_left_ns = 0;
+  c->op_left = 0;
+  c->wait_chan = c->wait_next = -1;
+  c->rng = fresh.rng;
+  c->acct = PS_ACCT_WAIT;
+  c->since_ns = d->now_ns;
+  c->cpu_ns = c->wait_ns = c->sleep_ns = c->cpu_ticks = 0;
+  c->nvcsw = c->nivcsw = c->nr_wakeups = c->nr_migrations = 0;
+  c->lat_count = c->lat_sum_ns = c->lat_max_ns = 0;
+  c->woken_ns = -1;
+  c->start_ns = d->now_ns;
+  c->exit_ns = -1;
+  c->array = -1;
+  c->run_next = c->run_prev = c->lru_next = c->lru_prev = -1;
+  c->state = PS_TASK_RUNNING;
+  d->nr_forks++;
+  m->policy->task_fork(m, d, p, c);
+  ps_log(m, d, PS_EVT_FORK, c->cpu, c, p->pid, c->prio, 0);
+  /* do_fork: let the child run first (set_need_resched on the parent) */
+  ps_resched_cpu(d, p->cpu);
+  return 0;
+}
+
+void ps_do_exit(const psModel *m, psData *d, psTask *p) {
+  /* The zombie is reaped at once (its parent is taken to wait promptly),
+   * so sched_exit runs now, with the child's state as it exits. */
+  psTask *parent = NULL;
+  if (p->parent >= 0 && d->task[p->parent].exit_ns < 0) parent = &d->task[p->parent];
+  p->state = PS_TASK_ZOMBIE;
+  m->policy->task_exit(m, d, p, parent);
+  ps_log(m, d, PS_EVT_EXIT, p->cpu, p, parent ? parent->pid : -1, p->prio, 0);
+  p->exit_ns = d->now_ns;
+  d->nlive--;
+  d->nr_exits++;
+  ps_resched_cpu(d, p->cpu);
+}
+
+/* ---- the context switch ---- */
+
+static void record_latency(const psModel *m, psData *d, psTask *t, int cpu) {
+  int64_t lat = d->now_ns - t->woken_ns;
+  t->woken_ns = -1;
+  t->lat_count++;
+  t->lat_sum_ns += lat;
+  if (lat > t->lat_max_ns) t->lat_max_ns = lat;
+  if (m->rec_latency) {
+    psLatencyRec r = {d->now_ns, lat, t->pid, cpu};
+    ring_push(m, d, &d->latencies, &r, "latency");
+  }
+}
+
+static void schedule(const psModel *m, psData *d, int c) {
+  psCpu *cpu = &d->cpu[c];
+  psTask *prev = &d->task[cpu->curr];
+  m->policy->put_prev(m, d, prev);
+  if (prev->state != PS_TASK_RUNNING && prev->array >= 0) m->policy->deactivate(m, d, prev);
+  psTask *next = m->policy->pick_next(m, d, c);
+  cpu->need_resched = 0;
+  if (next == prev) return;
+  int64_t now = d->now_ns;
+  if (!prev->is_idle) {
+    if (prev->state == PS_TASK_RUNNING) {
+      prev->nivcsw++;
+      acct(prev, now, PS_ACCT_WAIT);
+    } else {
+      prev->nvcsw++;
+      acct(prev, now, prev->exit_ns >= 0 ? PS_ACCT_NONE : PS_ACCT_SLEEP);
+    }
+  }
+  if (!next->is_idle) {
+    acct(next, now, PS_ACCT_RUN);
+    if (next->woken_ns >= 0) record_latency(m, d, next, c);
+  }
+  cpu->curr = ps_index(d, next);
+  cpu->run_since_ns = now;
+  cpu->overhead_until_ns = now + m->switch_cost_ns;
+  cpu->nr_switches++;
+  ps_log(m, d, PS_EVT_SWITCH, c, next, prev->pid, next->prio, prev->state);
+}
+
+/* ---- stepping ---- */
+
+/* Progress the running tasks' bursts up to t. */
+static void advance_to(const psModel *m, psData *d, int64_t t) {
+  for (int c = 0; c < m->ncpu; c++) {
+    psCpu *cpu = &d->cpu[c];
+    psTask *cur = &d->task[cpu->curr];
+    if (cur->is_idle) continue;
+    int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
+                                                               : cpu->overhead_until_ns;
+    if (t > from) {
+      int64_t done = t - from;
+      cur->burst_left_ns = done >= cur->burst_left_ns ? 0 : cur->burst_left_ns - done;
+    }
+    cpu->busy_ns += t - cpu->run_since_ns;
+    cpu->run_since_ns = t;
+  }
+  d->now_ns = t;
+}
+
+static int64_t next_time(const psModel *m, const psData *d) {
+  int64_t t = INT64_MAX;
+  for (int c = 0; c < m->ncpu; c++) {
+    const psCpu *cpu = &d->cpu[c];
+    if (cpu->next_tick_ns < t) t = cpu->next_tick_ns;
+    const psTask *cur = &d->task[cpu->curr];
+    if (!cur->is_idle) {
+      int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
+                                                                 : cpu->overhead_until_ns;
+      if (from + cur->burst_left_ns < t) t = from + cur->burst_left_ns;
+    }
+  }
+  if (d->heap.n && psu_heap_top(&d->heap)->time_ns < t) t = psu_heap_top(&d->heap)->time_ns;
+  return t;
+}
+
+static void sample_series(const psModel *m, psData *d) {
+  const psPolicy *pol = m->policy;
+  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+    const psTask *t = &d->task[i];
+    if (t->exit_ns >= 0) continue;
+    for (int k = 0; k < m->nseries; k++) {
+      const psSeriesField *f = &m->series[k];
+      int64_t v;
+      if (f->table == PS_TABLE_TASK) {
+        const psFieldInfo *fi = &ps_task_fields[f->index];
+        if (fi->offset == offsetof(psTask, cpu_ns) || fi->offset == offsetof(psTask, wait_ns) ||
+            fi->offset == offsetof(psTask, sleep_ns)) {
+          int64_t cn, wn, sn;
+          ps_task_counters(d, t, &cn, &wn, &sn);
+          v = fi->offset == offsetof(psTask, cpu_ns) ? cn
+              : fi->offset == offsetof(psTask, wait_ns) ? wn : sn;
+        } else {
+          v = psu_field_read(t, fi);
+        }
+      } else {
+        v = psu_field_read(t->priv, &pol->task_fields[f->index]);
+      }
+      psSampleRec r = {d->now_ns, v, i, k};
+      ring_push(m, d, &d->series, &r, "series");
+    }
+  }
+}
+
+static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
+  int sampled = 0;
+  for (int c = 0; c < m->ncpu; c++) {
+    psCpu *cpu = &d->cpu[c];
+    if (cpu->next_tick_ns != t) continue;
+    cpu->next_tick_ns += m->tick_ns;
+    if (c == 0) {
+      d->jiffies++;
+      sampled = m->rec_series && d->jiffies % (uint64_t)m->series_every == 0;
+    }
+    cpu->ticks++;
+    psTask *cur = &d->task[cpu->curr];
+    if (!cur->is_idle) {
+      cur->cpu_ticks++;
+      cpu->busy_ticks++;
+    }
+    m->policy->tick(m, d, c);
+  }
+  if (sampled) sample_series(m, d);
+}
+
+static void deliver_event(const psModel *m, psData *d, psEvt e) {
+  switch (e.cls) {
+    case PS_EV_TIMER:
+      ps_try_to_wake_up(m, d, &d->task[e.key], PS_TASK_INTERRUPTIBLE, NULL, 0);
+      break;
+    case PS_EV_IO:
+      ps_try_to_wake_up(m, d, &d->task[e.key], PS_TASK_UNINTERRUPTIBLE, NULL, 0);
+      break;
+    default:
+      d->src[e.key].fired++;
+      ps_do_post(m, d, m->src[e.key].chan, NULL, 0);
+      source_schedule(m, d, e.key);
+      break;
+  }
+}
+
+/* Zero-time work allowed in one instant before the run is declared a livelock. */
+#define PS_MAX_ACTIONS_PER_INSTANT 1000000
+
+/* Process context: each CPU reschedules if asked and its task runs its
+ * program, until every CPU is running a task with CPU work left or idles.
+ * A wakeup may reschedule another CPU, so repeat until a pass is quiet. */
+static void resolve(const psModel *m, psData *d) {
+  int64_t actions = 0;
+  int busy = 1;
+  while (busy && !d->failed) {
+    busy = 0;
+    for (int c = 0; c < m->ncpu && !d->failed; c++) {
+      psCpu *cpu = &d->cpu[c];
+      for (;;) {
+        if (cpu->need_resched) {
+          schedule(m, d, c);
+          busy = 1;
+        }
+        psTask *cur = &d->task[cpu->curr];
+        if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
+        ps_program_advance(m, d, cpu->curr);
+        busy = 1;
+        if (++actions > PS_MAX_ACTIONS_PER_INSTANT) {
+          ps_fail(d, "livelock at t=%lld ns: tasks keep acting without consuming time "
+                     "(a loop with no run, sleep, io or blocking wait?)", (long long)d->now_ns);
+          return;
+        }
+      }
+    }
+  }
+}
+
+int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errlen) {
+  d->failed = 0;
+  /* anything left to do at the current instant (a spawn, a renice) first */
+  resolve(m, d);
+  while (!d->failed) {
+    int64_t t = next_time(m, d);
+    if (t > t_end) {
+      advance_to(m, d, t_end);
+      break;
+    }
+    advance_to(m, d, t);
+    deliver_ticks(m, d, t);
+    while (d->heap.n && psu_heap_top(&d->heap)->time_ns == t && !d->failed) {
+      psEvt e = *psu_heap_top(&d->heap);
+      psu_heap_pop(&d->heap);
+      deliver_event(m, d, e);
+    }
+    resolve(m, d);
+    if (m->debug_checks && !d->failed) {
+      char msg[PS_ERRLEN];
+      if (ps_check(m, d, msg, sizeof msg)) ps_fail(d, "invariant broken at t=%lld ns: %s",
+                                                   (long long)d->now_ns, msg);
+    }
+  }
+  if (d->failed) {
+    snprintf(err, errlen, "%s", d->errmsg);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- syscalls from Python ---- */
+
+static psTask *live_task(const psModel *m, psData *d, int pid, char *err, int errlen) {
+  psTask *t = ps_task_by_pid(m, d, pid);
+  if (!t) {
+    snprintf(err, errlen, "no task with pid %d (pids are 1..%d)", pid, d->ntask - m->ncpu);
+    return NULL;
+  }
+  if (t->exit_ns >= 0) {
+    snprintf(err, errlen, "task %d has exited", pid);
+    return NULL;
+  }
+  return t;
+}
+
+int ps_renice(const psModel *m, psData *d, int pid, int nice, char *err, int errlen) {
+  psTask *t = live_task(m, d, pid, err, errlen);
+  if (!t) return -1;
+  m->policy->set_nice(m, d, t, nice);
+  t->nice = nice;
+  return 0;
+}
+
+int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_priority,
+                    char *err, int errlen) {
+  psTask *t = live_task(m, d, pid, err, errlen);
+  if (!t) return -1;
+  m->policy->set_scheduler(m, d, t, policy, rt_priority);
+  return 0;
+}
+
+/* ---- invariants ---- */
+
+int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
+  for (int c = 0; c < m->ncpu; c++) {
+    const psCpu *cpu = &d->cpu[c];
+    const psTask *cur = &d->task[cpu->curr];
+    if (cur->is_idle) {
+      if (cpu->curr != cpu->idle) {
+        snprintf(err, errlen, "cpu %d runs another CPU's idle task", c);
+        return -1;
+      }
+      continue;
+    }
+    if (cur->state != PS_TASK_RUNNING) {
+      snprintf(err, errlen, "cpu %d runs pid %d in state %d", c, cur->pid, cur->state);
+      return -1;
+    }
+    if (cur->cpu != c || !(cur->cpus_allowed >> c & 1)) {
+      snprintf(err, errlen, "pid %d runs on cpu %d outside its affinity or its cpu field", cur->pid, c);
+      return -1;
+    }
+    for (int o = 0; o < c; o++)
+      if (d->cpu[o].curr == cpu->curr) {
+        snprintf(err, errlen, "pid %d runs on cpus %d and %d", cur->pid, o, c);
+        return -1;
+      }
+    if (cpu->next_tick_ns <= d->now_ns) {
+      snprintf(err, errlen, "cpu %d has a tick in the past", c);
+      return -1;
+    }
+  }
+  if (d->heap.n && psu_heap_top(&d->heap)->time_ns < d->now_ns) {
+    snprintf(err, errlen, "an event is due in the past");
+    return -1;
+  }
+  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+    const psTask *t = &d->task[i];
+    if ((t->state == PS_TASK_RUNNING) != (t->array >= 0) && t->exit_ns < 0) {
+      snprintf(err, errlen, "pid %d: state %d but array %d", t->pid, t->state, t->array);
+      return -1;
+    }
+    if (t->state == PS_TASK_RUNNING && !(t->cpus_allowed >> t->cpu & 1)) {
+      snprintf(err, errlen, "pid %d queued on cpu %d outside its affinity", t->pid, t->cpu);
+      return -1;
+    }
+  }
+  return m->policy->check(m, d, err, errlen);
+}

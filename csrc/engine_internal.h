@@ -1,0 +1,38 @@
+/* What the engine offers to policies and to the program interpreter. */
+#ifndef PS_ENGINE_INTERNAL_H
+#define PS_ENGINE_INTERNAL_H
+#include "pysched.h"
+
+static inline int32_t ps_index(const psData *d, const psTask *t) { return (int32_t)(t - d->task); }
+static inline psTask *ps_curr(const psData *d, int cpu) { return &d->task[d->cpu[cpu].curr]; }
+static inline void ps_resched_cpu(psData *d, int cpu) { d->cpu[cpu].need_resched = 1; }
+
+/* Log one event when the event log is on. */
+void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,
+                  int prio, int64_t value);
+static inline void ps_log(const psModel *m, psData *d, int kind, int cpu, const psTask *p,
+                          int other, int prio, int64_t value) {
+  if (m->rec_events) ps_log_event(m, d, kind, cpu, p, other, prio, value);
+}
+
+/* try_to_wake_up(p, mask, sync): wake p if its state is in mask.  waker is
+ * the waking task (process context) or NULL (interrupt context). */
+int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync);
+
+/* Make a step fail with a message (checked when the instant ends). */
+void ps_fail(psData *d, const char *fmt, ...);
+
+/* Interpreter (program.c): run p's program from its pc until it needs CPU
+ * time, blocks, exits or must give way to a reschedule. */
+void ps_program_advance(const psModel *m, psData *d, int32_t ti);
+
+/* Engine services used by the interpreter. */
+void ps_do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns);
+void ps_do_io(const psModel *m, psData *d, psTask *p, int64_t ns);
+int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan);
+void ps_do_post(const psModel *m, psData *d, int chan, psTask *waker, int sync);
+/* fork one child of d->task[ti] running prog; 0, or -1 after ps_fail. */
+int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog);
+void ps_do_exit(const psModel *m, psData *d, psTask *p);
+
+#endif

@@ -1,0 +1,37 @@
+/* The event queue: a min-heap of timed interrupt-context events.
+ * Ordered by (time, class, key): class and key make the order of events due
+ * at one instant canonical (timers before I/O before sources, then by pid or
+ * source id), so a run never depends on the order events were queued in. */
+#ifndef PS_EVENTS_H
+#define PS_EVENTS_H
+#include <stdint.h>
+
+enum {
+  PS_EV_TIMER = 0,   /* a task's sleep timer; key = task index */
+  PS_EV_IO = 1,      /* a task's I/O completion; key = task index */
+  PS_EV_SOURCE = 2,  /* an external source fires; key = source index */
+};
+
+typedef struct psEvt {
+  int64_t time_ns;
+  int32_t cls;
+  int32_t key;
+} psEvt;
+
+typedef struct psHeap {
+  psEvt *e;
+  int64_t n, cap;
+} psHeap;
+
+/* 0, or -1 when memory ran out (the heap is unchanged). */
+int psu_heap_push(psHeap *h, psEvt ev);
+/* The earliest event; the heap must not be empty. */
+static inline const psEvt *psu_heap_top(const psHeap *h) { return &h->e[0]; }
+void psu_heap_pop(psHeap *h);
+/* Remove the event of (cls, key) if queued. */
+void psu_heap_remove(psHeap *h, int32_t cls, int32_t key);
+void psu_heap_free(psHeap *h);
+/* Deep copy; 0 or -1 on allocation failure. */
+int psu_heap_copy(psHeap *dst, const psHeap *src);
+
+#endif

@@ -1,0 +1,138 @@
+/* The model: machine, policy parameters, programs and sources. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pysched.h"
+
+static int64_t scaled_default(const psParamInfo *p, int hz) {
+  if (!p->hz_scaled) return p->def;
+  int64_t v = p->def * hz / 1000;
+  return v < 1 && p->def > 0 ? 1 : v;
+}
+
+int ps_param_index(const psModel *m, const char *name) {
+  for (int i = 0; i < m->policy->nparams; i++)
+    if (!strcmp(m->policy->params[i].name, name)) return i;
+  return -1;
+}
+
+int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
+                  char *err, int errlen) {
+  memset(m, 0, sizeof(*m));
+  if (ncpu < 1 || ncpu > PS_MAX_CPUS) {
+    snprintf(err, errlen, "cpus=%d is outside 1..%d", ncpu, PS_MAX_CPUS);
+    return -1;
+  }
+  if (hz < 1 || hz > 100000 || 1000000000 % hz) {
+    snprintf(err, errlen, "hz=%d must divide 1e9 and lie in 1..100000", hz);
+    return -1;
+  }
+  const psPolicy *pol = preset->policy;
+  m->ncpu = ncpu;
+  m->hz = hz;
+  m->tick_ns = 1000000000 / hz;
+  m->seed = seed;
+  m->policy = pol;
+  m->preset = preset;
+  m->max_tasks = 100000;
+  m->series_every = 1;
+  m->max_trace_bytes = (int64_t)256 << 20;
+  for (int i = 0; i < pol->nparams; i++) m->param[i] = scaled_default(&pol->params[i], hz);
+  for (int l = 0; l < 3 && preset->overrides[l]; l++)
+    for (const psOverride *o = preset->overrides[l]; o->name; o++) {
+      int i = ps_param_index(m, o->name);
+      psParamInfo scaled = pol->params[i];
+      scaled.def = o->value;
+      m->param[i] = scaled_default(&scaled, hz);
+    }
+  return pol->configure(m, err, errlen);
+}
+
+void ps_model_free(psModel *m) {
+  free(m->ops);
+  free(m->progs);
+  free(m->src);
+  memset(m, 0, sizeof(*m));
+}
+
+int ps_model_copy(psModel *dst, const psModel *src) {
+  *dst = *src;
+  dst->ops = NULL;
+  dst->progs = NULL;
+  dst->src = NULL;
+  if (src->cap_ops && !(dst->ops = malloc((size_t)src->cap_ops * sizeof(psOp)))) goto nomem;
+  if (src->cap_progs && !(dst->progs = malloc((size_t)src->cap_progs * sizeof(psProgram)))) goto nomem;
+  if (src->cap_src && !(dst->src = malloc((size_t)src->cap_src * sizeof(psSourceDef)))) goto nomem;
+  if (src->nops) memcpy(dst->ops, src->ops, (size_t)src->nops * sizeof(psOp));
+  if (src->nprogs) memcpy(dst->progs, src->progs, (size_t)src->nprogs * sizeof(psProgram));
+  if (src->nsrc) memcpy(dst->src, src->src, (size_t)src->nsrc * sizeof(psSourceDef));
+  return 0;
+nomem:
+  ps_model_free(dst);
+  return -1;
+}
+
+int ps_set_param(psModel *m, const char *name, int64_t value, char *err, int errlen) {
+  int i = ps_param_index(m, name);
+  if (i < 0) {
+    snprintf(err, errlen, "unknown parameter '%s' for policy %s", name, m->policy->name);
+    return -1;
+  }
+  const psParamInfo *p = &m->policy->params[i];
+  if (value < p->min || value > p->max) {
+    snprintf(err, errlen, "%s=%lld is outside the allowed range %lld..%lld (%s)", name,
+             (long long)value, (long long)p->min, (long long)p->max, p->unit);
+    return -1;
+  }
+  int64_t old = m->param[i];
+  unsigned char derived[PS_DERIVED_BYTES];
+  memcpy(derived, m->derived, sizeof derived);
+  m->param[i] = value;
+  if (m->policy->configure(m, err, errlen)) {
+    m->param[i] = old;
+    memcpy(m->derived, derived, sizeof derived);
+    return -1;
+  }
+  return 0;
+}
+
+int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen) {
+  if (n < 0 || n > 1000000) {
+    snprintf(err, errlen, "a program has %d ops; allowed 0..1000000", n);
+    return -1;
+  }
+  /* fork targets may be programs added after this one (a program that
+   * forks itself, or a batch): the interpreter checks them when it forks */
+  if (psu_program_check(ops, n, 1 << 20, m->nchan, err, errlen)) return -1;
+  if (m->nops + n > m->cap_ops) {
+    int32_t cap = m->cap_ops ? m->cap_ops : 64;
+    while (cap < m->nops + n) cap *= 2;
+    psOp *o = realloc(m->ops, (size_t)cap * sizeof(psOp));
+    if (!o) goto nomem;
+    m->ops = o;
+    m->cap_ops = cap;
+  }
+  if (m->nprogs == m->cap_progs) {
+    int32_t cap = m->cap_progs ? 2 * m->cap_progs : 16;
+    psProgram *p = realloc(m->progs, (size_t)cap * sizeof(psProgram));
+    if (!p) goto nomem;
+    m->progs = p;
+    m->cap_progs = cap;
+  }
+  int first = m->nops;
+  for (int i = 0; i < n; i++) {
+    psOp o = ops[i];
+    /* loop/end references are relative to the program; make them absolute */
+    if (o.kind == PS_OP_LOOP) o.arg2 += first;
+    if (o.kind == PS_OP_END) o.arg += first;
+    m->ops[first + i] = o;
+  }
+  m->nops += n;
+  m->progs[m->nprogs].first = first;
+  m->progs[m->nprogs].n = n;
+  return m->nprogs++;
+nomem:
+  snprintf(err, errlen, "out of memory adding a program");
+  return -1;
+}

@@ -1,0 +1,699 @@
+/* pysched._core: the CPython binding.  It converts and validates arguments,
+ * releases the GIL around stepping, and turns the core's status codes into
+ * exceptions; no scheduling logic lives here.  Records cross as bytes whose
+ * layout the core describes (record_layouts), so Python builds NumPy
+ * structured arrays without this file touching the NumPy C API. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "policy_o1.h"
+#include "pysched.h"
+
+typedef struct {
+  PyObject *sim_type;
+} module_state;
+
+typedef struct {
+  PyObject_HEAD
+  psModel m;
+  psData d;
+  int ready;
+} SimObject;
+
+static PyObject *raise_value(const char *msg) {
+  PyErr_SetString(PyExc_ValueError, msg);
+  return NULL;
+}
+
+/* ---- helpers ---- */
+
+static const psPreset *find_preset(const char *name) {
+  const psPreset *p = ps_preset_find(name);
+  if (!p) {
+    PyObject *names = PyList_New(0);
+    for (int i = 0; names && i < ps_npresets(); i++) {
+      PyObject *s = PyUnicode_FromString(ps_preset(i)->name);
+      if (!s || PyList_Append(names, s)) { Py_XDECREF(s); Py_CLEAR(names); break; }
+      Py_DECREF(s);
+    }
+    if (names) {
+      PyErr_Format(PyExc_KeyError, "unknown preset '%s'; known presets: %R", name, names);
+      Py_DECREF(names);
+    }
+  }
+  return p;
+}
+
+/* Apply a dict of parameter overrides to m. */
+static int apply_params(psModel *m, PyObject *params) {
+  if (!params || params == Py_None) return 0;
+  if (!PyDict_Check(params)) {
+    PyErr_Format(PyExc_TypeError, "params must be a dict, not %.100s", Py_TYPE(params)->tp_name);
+    return -1;
+  }
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  char err[PS_ERRLEN];
+  while (PyDict_Next(params, &pos, &key, &value)) {
+    if (!PyUnicode_Check(key)) {
+      PyErr_SetString(PyExc_TypeError, "parameter names must be str");
+      return -1;
+    }
+    const char *name = PyUnicode_AsUTF8(key);
+    if (!name) return -1;
+    if (ps_param_index(m, name) < 0) {
+      PyErr_Format(PyExc_KeyError, "unknown parameter '%s' for policy %s", name, m->policy->name);
+      return -1;
+    }
+    if (!PyLong_Check(value)) {
+      PyErr_Format(PyExc_TypeError, "parameter %s must be an int, not %.100s", name,
+                   Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow) {
+      const psParamInfo *pi = &m->policy->params[ps_param_index(m, name)];
+      PyErr_Format(PyExc_ValueError, "%s=%R is outside the allowed range %lld..%lld", name, value,
+                   (long long)pi->min, (long long)pi->max);
+      return -1;
+    }
+    if (ps_set_param(m, name, v, err, sizeof err)) {
+      PyErr_SetString(PyExc_ValueError, err);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject *field_list(const psFieldInfo *f, int n) {
+  PyObject *l = PyList_New(n);
+  if (!l) return NULL;
+  for (int i = 0; i < n; i++) {
+    PyObject *t = Py_BuildValue("(ss)", f[i].name, f[i].doc);
+    if (!t) { Py_DECREF(l); return NULL; }
+    PyList_SET_ITEM(l, i, t);
+  }
+  return l;
+}
+
+/* ---- module functions ---- */
+
+static PyObject *mod_presets(PyObject *self, PyObject *noargs) {
+  PyObject *l = PyList_New(ps_npresets());
+  if (!l) return NULL;
+  for (int i = 0; i < ps_npresets(); i++) {
+    const psPreset *p = ps_preset(i);
+    PyObject *t = Py_BuildValue("(sss)", p->name, p->policy->name, p->doc);
+    if (!t) { Py_DECREF(l); return NULL; }
+    PyList_SET_ITEM(l, i, t);
+  }
+  return l;
+}
+
+/* policy_info(preset, hz) -> dict with params (name, default, min, max, unit,
+ * doc) for that preset at that HZ, and the state-field tables. */
+static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
+  const char *name;
+  int hz = 1000;
+  if (!PyArg_ParseTuple(args, "s|i", &name, &hz)) return NULL;
+  const psPreset *pre = find_preset(name);
+  if (!pre) return NULL;
+  psModel m;
+  char err[PS_ERRLEN];
+  if (ps_model_init(&m, pre, 1, hz, 0, err, sizeof err)) return raise_value(err);
+  const psPolicy *pol = pre->policy;
+  PyObject *params = PyList_New(pol->nparams);
+  if (!params) return NULL;
+  for (int i = 0; i < pol->nparams; i++) {
+    const psParamInfo *p = &pol->params[i];
+    PyObject *t = Py_BuildValue("(sLLLssi)", p->name, (long long)m.param[i], (long long)p->min,
+                                (long long)p->max, p->unit, p->doc, p->hz_scaled);
+    if (!t) { Py_DECREF(params); return NULL; }
+    PyList_SET_ITEM(params, i, t);
+  }
+  ps_model_free(&m);
+  return Py_BuildValue("{s:s,s:s,s:N,s:N,s:N,s:N,s:i}", "preset", pre->name, "policy", pol->name,
+                       "params", params, "task_fields",
+                       field_list(pol->task_fields, pol->ntask_fields), "rq_fields",
+                       field_list(pol->rq_fields, pol->nrq_fields), "generic_fields",
+                       field_list(ps_task_fields, ps_ntask_fields), "max_prio", pol->max_prio);
+}
+
+#define LAYOUT(type, field, fmt) Py_BuildValue("(sns)", #field, (Py_ssize_t)offsetof(type, field), fmt)
+static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
+  PyObject *ev = Py_BuildValue("[NNNNNNN]", LAYOUT(psEventRec, time_ns, "<i8"),
+                               LAYOUT(psEventRec, cpu, "<i2"), LAYOUT(psEventRec, kind, "<i2"),
+                               LAYOUT(psEventRec, pid, "<i4"), LAYOUT(psEventRec, other, "<i4"),
+                               LAYOUT(psEventRec, prio, "<i2"), LAYOUT(psEventRec, value, "<i8"));
+  PyObject *lat = Py_BuildValue("[NNNN]", LAYOUT(psLatencyRec, time_ns, "<i8"),
+                                LAYOUT(psLatencyRec, pid, "<i4"), LAYOUT(psLatencyRec, cpu, "<i4"),
+                                LAYOUT(psLatencyRec, latency_ns, "<i8"));
+  PyObject *ser = Py_BuildValue("[NNNN]", LAYOUT(psSampleRec, time_ns, "<i8"),
+                                LAYOUT(psSampleRec, task, "<i4"), LAYOUT(psSampleRec, field, "<i4"),
+                                LAYOUT(psSampleRec, value, "<i8"));
+  return Py_BuildValue("{s:(Nn),s:(Nn),s:(Nn)}", "event", ev, (Py_ssize_t)sizeof(psEventRec),
+                       "latency", lat, (Py_ssize_t)sizeof(psLatencyRec), "series", ser,
+                       (Py_ssize_t)sizeof(psSampleRec));
+}
+
+/* o1_formula(name, preset, params, a, b) -> int: the policy's own C. */
+static PyObject *mod_o1_formula(PyObject *self, PyObject *args) {
+  const char *fn, *preset;
+  PyObject *params;
+  long long a, b, c = 0, e = 0;
+  if (!PyArg_ParseTuple(args, "ssOLL|LL", &fn, &preset, &params, &a, &b, &c, &e)) return NULL;
+  const psPreset *pre = find_preset(preset);
+  if (!pre) return NULL;
+  if (pre->policy != &ps_policy_o1)
+    return raise_value("o1 formulas need a preset of the O(1) family");
+  psModel m;
+  char err[PS_ERRLEN];
+  if (ps_model_init(&m, pre, 1, 1000, 0, err, sizeof err)) return raise_value(err);
+  if (apply_params(&m, params)) return NULL;
+  long r;
+  if (!strcmp(fn, "effective_prio")) r = ps_o1_effective_prio(&m, (int)a, (uint32_t)b);
+  else if (!strcmp(fn, "task_timeslice")) r = ps_o1_task_timeslice(&m, (int)a);
+  else if (!strcmp(fn, "task_interactive")) r = ps_o1_task_interactive(&m, (int)a, (int)b);
+  else if (!strcmp(fn, "expired_starving"))
+    r = ps_o1_expired_starving(&m, (uint32_t)a, (uint32_t)b, (uint32_t)c);
+  else return raise_value("unknown o1 formula");
+  (void)e;
+  ps_model_free(&m);
+  return PyLong_FromLong(r);
+}
+
+/* ---- the Sim type ---- */
+
+static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"preset", "cpus", "hz", "seed", NULL};
+  const char *preset;
+  int cpus, hz;
+  unsigned long long seed;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "siiK", kwlist, &preset, &cpus, &hz, &seed)) return -1;
+  if (self->ready) {
+    PyErr_SetString(PyExc_RuntimeError, "Sim is already initialised");
+    return -1;
+  }
+  const psPreset *pre = find_preset(preset);
+  if (!pre) return -1;
+  char err[PS_ERRLEN];
+  if (ps_model_init(&self->m, pre, cpus, hz, seed, err, sizeof err)) {
+    PyErr_SetString(PyExc_ValueError, err);
+    return -1;
+  }
+  if (ps_data_init(&self->m, &self->d, err, sizeof err)) {
+    ps_model_free(&self->m);
+    PyErr_SetString(PyExc_MemoryError, err);
+    return -1;
+  }
+  self->ready = 1;
+  return 0;
+}
+
+static void Sim_dealloc(SimObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  if (self->ready) {
+    ps_data_free(&self->d);
+    ps_model_free(&self->m);
+  }
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+#define READY(self)                                                   \
+  if (!(self)->ready) {                                               \
+    PyErr_SetString(PyExc_RuntimeError, "Sim is not initialised"); \
+    return NULL;                                                      \
+  }
+
+static PyObject *Sim_set_params(SimObject *self, PyObject *params) {
+  READY(self);
+  /* all or nothing: apply to a copy of the parameters first */
+  int64_t saved[PS_MAX_PARAMS];
+  unsigned char derived[PS_DERIVED_BYTES];
+  memcpy(saved, self->m.param, sizeof saved);
+  memcpy(derived, self->m.derived, sizeof derived);
+  if (apply_params(&self->m, params)) {
+    memcpy(self->m.param, saved, sizeof saved);
+    memcpy(self->m.derived, derived, sizeof derived);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *Sim_get_params(SimObject *self, PyObject *noargs) {
+  READY(self);
+  PyObject *d = PyDict_New();
+  for (int i = 0; d && i < self->m.policy->nparams; i++) {
+    PyObject *v = PyLong_FromLongLong(self->m.param[i]);
+    if (!v || PyDict_SetItemString(d, self->m.policy->params[i].name, v)) {
+      Py_XDECREF(v);
+      Py_CLEAR(d);
+      break;
+    }
+    Py_DECREF(v);
+  }
+  return d;
+}
+
+/* configure(events, latency, series_fields, series_every, max_trace_bytes,
+ * overwrite, debug_checks, max_tasks, switch_cost_ns, stagger) */
+static PyObject *Sim_configure(SimObject *self, PyObject *args) {
+  READY(self);
+  int events, latency, every, overwrite, debug, stagger;
+  long long max_bytes, max_tasks, switch_cost;
+  PyObject *fields;
+  if (!PyArg_ParseTuple(args, "ppOiLppLLp", &events, &latency, &fields, &every, &max_bytes,
+                        &overwrite, &debug, &max_tasks, &switch_cost, &stagger))
+    return NULL;
+  if (!PyList_Check(fields) || PyList_GET_SIZE(fields) > PS_MAX_SERIES_FIELDS)
+    return raise_value("series fields must be a list of at most 16 names");
+  psSeriesField sf[PS_MAX_SERIES_FIELDS];
+  Py_ssize_t nf = PyList_GET_SIZE(fields);
+  for (Py_ssize_t k = 0; k < nf; k++) {
+    const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(fields, k));
+    if (!name) return NULL;
+    sf[k].table = -1;
+    for (int i = 0; i < ps_ntask_fields; i++)
+      if (!strcmp(ps_task_fields[i].name, name)) { sf[k].table = PS_TABLE_TASK; sf[k].index = i; }
+    for (int i = 0; i < self->m.policy->ntask_fields; i++)
+      if (!strcmp(self->m.policy->task_fields[i].name, name)) {
+        sf[k].table = PS_TABLE_POLICY;
+        sf[k].index = i;
+      }
+    if (sf[k].table < 0) {
+      PyErr_Format(PyExc_KeyError, "unknown task field '%s'", name);
+      return NULL;
+    }
+  }
+  if (every < 1) return raise_value("series_every must be >= 1 tick");
+  if (max_bytes < 0) return raise_value("max_trace_bytes must be >= 0");
+  if (max_tasks < 1 || max_tasks > 10000000) return raise_value("max_tasks must be in 1..10000000");
+  if (switch_cost < 0 || switch_cost > self->m.tick_ns)
+    return raise_value("switch_cost_ns must be in 0..one tick");
+  psModel *m = &self->m;
+  m->rec_events = events;
+  m->rec_latency = latency;
+  m->rec_series = nf > 0;
+  m->nseries = (int32_t)nf;
+  memcpy(m->series, sf, (size_t)nf * sizeof(psSeriesField));
+  m->series_every = every;
+  m->max_trace_bytes = max_bytes;
+  m->overwrite = overwrite;
+  m->debug_checks = debug;
+  m->max_tasks = (int32_t)max_tasks;
+  m->switch_cost_ns = switch_cost;
+  if (stagger != m->stagger_ticks) {
+    if (self->d.jiffies || self->d.ntask > m->ncpu)
+      return raise_value("stagger can only be chosen before the first spawn or step");
+    m->stagger_ticks = stagger;
+    for (int c = 0; c < m->ncpu; c++)
+      self->d.cpu[c].next_tick_ns = m->tick_ns + (stagger ? c * (m->tick_ns / m->ncpu) : 0);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *Sim_ensure_channels(SimObject *self, PyObject *arg) {
+  READY(self);
+  long n = PyLong_AsLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  if (n < 0 || n > 1000000) return raise_value("channels must number 0..1000000");
+  char err[PS_ERRLEN];
+  if (ps_ensure_channels(&self->m, &self->d, (int)n, err, sizeof err)) return raise_value(err);
+  Py_RETURN_NONE;
+}
+
+/* add_program([(kind, arg, arg2, dist, a, b), ...]) -> program id */
+static PyObject *Sim_add_program(SimObject *self, PyObject *arg) {
+  READY(self);
+  PyObject *seq = PySequence_Fast(arg, "a program is a sequence of op tuples");
+  if (!seq) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  psOp *ops = PyMem_Calloc(n ? (size_t)n : 1, sizeof(psOp));
+  if (!ops) { Py_DECREF(seq); return PyErr_NoMemory(); }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    psOp *o = &ops[i];
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iiiidd;an op is (kind, arg, arg2, dist, a, b)",
+                          &o->kind, &o->arg, &o->arg2, &o->d.kind, &o->d.a, &o->d.b)) {
+      PyMem_Free(ops);
+      Py_DECREF(seq);
+      return NULL;
+    }
+  }
+  Py_DECREF(seq);
+  char err[PS_ERRLEN];
+  int id = ps_add_program(&self->m, ops, (int)n, err, sizeof err);
+  PyMem_Free(ops);
+  if (id < 0) return raise_value(err);
+  return PyLong_FromLong(id);
+}
+
+static PyObject *Sim_add_source(SimObject *self, PyObject *args) {
+  READY(self);
+  psSourceDef s;
+  if (!PyArg_ParseTuple(args, "iiLLL", &s.chan, &s.kind, &s.period_ns, &s.start_ns, &s.count)) return NULL;
+  if (s.chan < 0 || s.chan >= self->m.nchan) return raise_value("source channel does not exist");
+  if (s.kind != PS_SRC_EVERY && s.kind != PS_SRC_POISSON) return raise_value("unknown source kind");
+  if (s.period_ns < 1 || s.period_ns > PS_MAX_DURATION_NS) return raise_value("source period out of range");
+  if (s.start_ns < self->d.now_ns || s.start_ns > self->d.now_ns + PS_MAX_DURATION_NS)
+    return raise_value("source start out of range");
+  char err[PS_ERRLEN];
+  if (ps_add_source(&self->m, &self->d, &s, err, sizeof err)) return raise_value(err);
+  return PyLong_FromLong(self->m.nsrc - 1);
+}
+
+static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
+  READY(self);
+  int prog, nice, policy, rt, cpu;
+  const char *name;
+  unsigned long long mask;
+  if (!PyArg_ParseTuple(args, "isiiiKi", &prog, &name, &nice, &policy, &rt, &mask, &cpu)) return NULL;
+  if (prog < 0 || prog >= self->m.nprogs) return raise_value("unknown program id");
+  if (nice < -20 || nice > 19) return raise_value("nice outside -20..19");
+  if (policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR) return raise_value("unknown scheduling policy");
+  if (policy == PS_SCHED_NORMAL ? rt != 0 : (rt < 1 || rt > 99))
+    return raise_value("rt_priority must be 1..99 for fifo/rr and 0 for normal");
+  uint64_t all = self->m.ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << self->m.ncpu) - 1);
+  if (!(mask & all)) return raise_value("cpus_allowed names no CPU of this machine");
+  if (cpu >= self->m.ncpu || (cpu >= 0 && !(mask >> cpu & 1)))
+    return raise_value("cpu is not one of the task's allowed CPUs");
+  char err[PS_ERRLEN];
+  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask & all, cpu, err, sizeof err);
+  if (pid < 0) return raise_value(err);
+  return PyLong_FromLong(pid);
+}
+
+/* run_until(t_end_ns): deliver everything due up to t_end, in chunks with
+ * the GIL released, checking for signals between chunks. */
+static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
+  READY(self);
+  long long t_end = PyLong_AsLongLong(arg);
+  if (t_end == -1 && PyErr_Occurred()) return NULL;
+  if (t_end < self->d.now_ns) return raise_value("cannot run backwards in time");
+  char err[PS_ERRLEN];
+  const int64_t chunk = 100000 * self->m.tick_ns;
+  int rc = 0;
+  if (t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
+    rc = ps_run_until(&self->m, &self->d, t_end, err, sizeof err);
+  } else {
+    while (!rc && self->d.now_ns < t_end) {
+      int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
+      Py_BEGIN_ALLOW_THREADS
+      rc = ps_run_until(&self->m, &self->d, t, err, sizeof err);
+      Py_END_ALLOW_THREADS
+      if (!rc && PyErr_CheckSignals()) return NULL;
+    }
+  }
+  if (rc) {
+    PyErr_SetString(PyExc_RuntimeError, err);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+/* step(ticks): run to the tick `ticks` jiffies ahead (the fast path of sim.step). */
+static PyObject *Sim_step(SimObject *self, PyObject *arg) {
+  READY(self);
+  long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  if (n < 0 || n > (long long)(PS_MAX_DURATION_NS / self->m.tick_ns))
+    return raise_value("ticks out of range");
+  PyObject *t = PyLong_FromLongLong(ps_jiffy_time(&self->m, self->d.jiffies + (uint64_t)n));
+  if (!t) return NULL;
+  PyObject *r = Sim_run_until(self, t);
+  Py_DECREF(t);
+  return r;
+}
+
+static PyObject *Sim_renice(SimObject *self, PyObject *args) {
+  READY(self);
+  int pid, nice;
+  if (!PyArg_ParseTuple(args, "ii", &pid, &nice)) return NULL;
+  if (nice < -20 || nice > 19) return raise_value("nice outside -20..19");
+  char err[PS_ERRLEN];
+  if (ps_renice(&self->m, &self->d, pid, nice, err, sizeof err)) return raise_value(err);
+  Py_RETURN_NONE;
+}
+
+static PyObject *Sim_setscheduler(SimObject *self, PyObject *args) {
+  READY(self);
+  int pid, policy, rt;
+  if (!PyArg_ParseTuple(args, "iii", &pid, &policy, &rt)) return NULL;
+  if (policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR) return raise_value("unknown scheduling policy");
+  if (policy == PS_SCHED_NORMAL ? rt != 0 : (rt < 1 || rt > 99))
+    return raise_value("rt_priority must be 1..99 for fifo/rr and 0 for normal");
+  char err[PS_ERRLEN];
+  if (ps_setscheduler(&self->m, &self->d, pid, policy, rt, err, sizeof err)) return raise_value(err);
+  Py_RETURN_NONE;
+}
+
+/* task(pid) -> dict of every generic and policy field, plus name. */
+static PyObject *task_dict(SimObject *self, const psTask *t) {
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  int64_t cpu_ns, wait_ns, sleep_ns;
+  ps_task_counters(&self->d, t, &cpu_ns, &wait_ns, &sleep_ns);
+  for (int i = 0; i < ps_ntask_fields; i++) {
+    const psFieldInfo *f = &ps_task_fields[i];
+    int64_t v = psu_field_read(t, f);
+    if (f->offset == offsetof(psTask, cpu_ns)) v = cpu_ns;
+    if (f->offset == offsetof(psTask, wait_ns)) v = wait_ns;
+    if (f->offset == offsetof(psTask, sleep_ns)) v = sleep_ns;
+    PyObject *o = PyLong_FromLongLong(v);
+    if (!o || PyDict_SetItemString(d, f->name, o)) { Py_XDECREF(o); Py_DECREF(d); return NULL; }
+    Py_DECREF(o);
+  }
+  const psPolicy *pol = self->m.policy;
+  for (int i = 0; i < pol->ntask_fields; i++) {
+    PyObject *o = PyLong_FromLongLong(psu_field_read(t->priv, &pol->task_fields[i]));
+    if (!o || PyDict_SetItemString(d, pol->task_fields[i].name, o)) { Py_XDECREF(o); Py_DECREF(d); return NULL; }
+    Py_DECREF(o);
+  }
+  PyObject *name = PyUnicode_DecodeUTF8(t->name, (Py_ssize_t)strnlen(t->name, PS_NAME_LEN), "replace");
+  if (!name || PyDict_SetItemString(d, "name", name)) { Py_XDECREF(name); Py_DECREF(d); return NULL; }
+  Py_DECREF(name);
+  return d;
+}
+
+static PyObject *Sim_task(SimObject *self, PyObject *arg) {
+  READY(self);
+  long pid = PyLong_AsLong(arg);
+  if (pid == -1 && PyErr_Occurred()) return NULL;
+  const psTask *t = ps_task_by_pid(&self->m, &self->d, (int)pid);
+  if (!t) {
+    PyErr_Format(PyExc_KeyError, "no task with pid %ld (pids are 1..%d)", pid, self->d.ntask - self->m.ncpu);
+    return NULL;
+  }
+  return task_dict(self, t);
+}
+
+/* table() -> (names, bytes): every task's generic then policy fields as an
+ * int64 matrix, one row per task (pid order). */
+static PyObject *Sim_table(SimObject *self, PyObject *noargs) {
+  READY(self);
+  const psPolicy *pol = self->m.policy;
+  int nf = ps_ntask_fields + pol->ntask_fields;
+  int nt = self->d.ntask - self->m.ncpu;
+  PyObject *names = PyList_New(nf);
+  if (!names) return NULL;
+  for (int i = 0; i < nf; i++) {
+    const char *n = i < ps_ntask_fields ? ps_task_fields[i].name : pol->task_fields[i - ps_ntask_fields].name;
+    PyList_SET_ITEM(names, i, PyUnicode_FromString(n));
+  }
+  PyObject *buf = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)nt * nf * 8);
+  if (!buf) { Py_DECREF(names); return NULL; }
+  int64_t *out = (int64_t *)PyBytes_AS_STRING(buf);
+  for (int k = 0; k < nt; k++) {
+    const psTask *t = &self->d.task[self->m.ncpu + k];
+    int64_t cpu_ns, wait_ns, sleep_ns;
+    ps_task_counters(&self->d, t, &cpu_ns, &wait_ns, &sleep_ns);
+    for (int i = 0; i < nf; i++) {
+      int64_t v;
+      if (i < ps_ntask_fields) {
+        const psFieldInfo *f = &ps_task_fields[i];
+        v = f->offset == offsetof(psTask, cpu_ns) ? cpu_ns
+            : f->offset == offsetof(psTask, wait_ns) ? wait_ns
+            : f->offset == offsetof(psTask, sleep_ns) ? sleep_ns : psu_field_read(t, f);
+      } else {
+        v = psu_field_read(t->priv, &pol->task_fields[i - ps_ntask_fields]);
+      }
+      out[(size_t)k * nf + i] = v;
+    }
+  }
+  PyObject *tnames = PyList_New(nt);
+  for (int k = 0; tnames && k < nt; k++) {
+    const char *s = self->d.task[self->m.ncpu + k].name;
+    PyList_SET_ITEM(tnames, k, PyUnicode_DecodeUTF8(s, (Py_ssize_t)strnlen(s, PS_NAME_LEN), "replace"));
+  }
+  return Py_BuildValue("(NNN)", names, buf, tnames);
+}
+
+static PyObject *ring_bytes(const psRing *r) {
+  PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(r->n * (int64_t)r->elem));
+  if (b) psu_ring_read(r, PyBytes_AS_STRING(b));
+  return b;
+}
+
+static PyObject *Sim_events(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.events); }
+static PyObject *Sim_latencies(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.latencies); }
+static PyObject *Sim_samples(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.series); }
+
+static PyObject *Sim_clear(SimObject *self, PyObject *noargs) {
+  READY(self);
+  psu_ring_clear(&self->d.events);
+  psu_ring_clear(&self->d.latencies);
+  psu_ring_clear(&self->d.series);
+  Py_RETURN_NONE;
+}
+
+static PyObject *Sim_runqueue(SimObject *self, PyObject *arg) {
+  READY(self);
+  long cpu = PyLong_AsLong(arg);
+  if (cpu == -1 && PyErr_Occurred()) return NULL;
+  if (cpu < 0 || cpu >= self->m.ncpu) return raise_value("cpu out of range");
+  const psPolicy *pol = self->m.policy;
+  const void *rq = ps_rq(&self->m, &self->d, (int)cpu);
+  const psCpu *c = &self->d.cpu[cpu];
+  PyObject *d = Py_BuildValue("{s:i,s:i,s:L,s:L,s:L,s:L}", "curr", self->d.task[c->curr].pid,
+                              "need_resched", c->need_resched, "nr_switches", (long long)c->nr_switches,
+                              "ticks", (long long)c->ticks, "busy_ticks", (long long)c->busy_ticks,
+                              "busy_ns", (long long)c->busy_ns);
+  for (int i = 0; d && i < pol->nrq_fields; i++) {
+    PyObject *o = PyLong_FromLongLong(psu_field_read(rq, &pol->rq_fields[i]));
+    if (!o || PyDict_SetItemString(d, pol->rq_fields[i].name, o)) { Py_XDECREF(o); Py_CLEAR(d); }
+    Py_XDECREF(o);
+  }
+  return d;
+}
+
+static PyObject *Sim_counters(SimObject *self, PyObject *noargs) {
+  READY(self);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i}", "starving_expiries",
+                       (long long)self->d.warn[PS_WARN_STARVING], "trace_dropped",
+                       (long long)self->d.warn[PS_WARN_TRACE_DROP], "forks",
+                       (long long)self->d.nr_forks, "exits", (long long)self->d.nr_exits,
+                       "events_dropped", (long long)self->d.events.dropped, "live_tasks",
+                       self->d.nlive);
+}
+
+static PyObject *Sim_check(SimObject *self, PyObject *noargs) {
+  READY(self);
+  char err[PS_ERRLEN];
+  if (ps_check(&self->m, &self->d, err, sizeof err)) {
+    PyErr_SetString(PyExc_AssertionError, err);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *Sim_copy(SimObject *self, PyObject *noargs) {
+  READY(self);
+  PyTypeObject *tp = Py_TYPE(self);
+  SimObject *c = (SimObject *)tp->tp_alloc(tp, 0);
+  if (!c) return NULL;
+  if (ps_model_copy(&c->m, &self->m)) { Py_DECREF(c); return PyErr_NoMemory(); }
+  if (ps_data_copy(&c->m, &c->d, &self->d)) { ps_model_free(&c->m); Py_DECREF(c); return PyErr_NoMemory(); }
+  c->ready = 1;
+  return (PyObject *)c;
+}
+
+static PyObject *Sim_get_now(SimObject *self, void *closure) {
+  READY(self);
+  return PyLong_FromLongLong(self->d.now_ns);
+}
+static PyObject *Sim_get_jiffies(SimObject *self, void *closure) {
+  READY(self);
+  return PyLong_FromUnsignedLongLong(self->d.jiffies);
+}
+static PyObject *Sim_get_tick_ns(SimObject *self, void *closure) {
+  READY(self);
+  return PyLong_FromLongLong(self->m.tick_ns);
+}
+
+static PyMethodDef Sim_methods[] = {
+    {"set_params", (PyCFunction)Sim_set_params, METH_O, "set_params(dict): all or nothing"},
+    {"get_params", (PyCFunction)Sim_get_params, METH_NOARGS, "dict of parameter values"},
+    {"configure", (PyCFunction)Sim_configure, METH_VARARGS, "recording and machine options"},
+    {"ensure_channels", (PyCFunction)Sim_ensure_channels, METH_O, "make room for n channels"},
+    {"add_program", (PyCFunction)Sim_add_program, METH_O, "add a program, return its id"},
+    {"add_source", (PyCFunction)Sim_add_source, METH_VARARGS, "add an external source"},
+    {"spawn", (PyCFunction)Sim_spawn, METH_VARARGS, "create a task, return its pid"},
+    {"run_until", (PyCFunction)Sim_run_until, METH_O, "advance to t_end ns (inclusive)"},
+    {"step", (PyCFunction)Sim_step, METH_O, "advance by n ticks"},
+    {"renice", (PyCFunction)Sim_renice, METH_VARARGS, "set_user_nice"},
+    {"setscheduler", (PyCFunction)Sim_setscheduler, METH_VARARGS, "sched_setscheduler"},
+    {"task", (PyCFunction)Sim_task, METH_O, "dict of a task's fields"},
+    {"table", (PyCFunction)Sim_table, METH_NOARGS, "(field names, int64 rows, task names)"},
+    {"events", (PyCFunction)Sim_events, METH_NOARGS, "event records as bytes"},
+    {"latencies", (PyCFunction)Sim_latencies, METH_NOARGS, "latency records as bytes"},
+    {"samples", (PyCFunction)Sim_samples, METH_NOARGS, "series samples as bytes"},
+    {"clear", (PyCFunction)Sim_clear, METH_NOARGS, "empty the recorded buffers"},
+    {"runqueue", (PyCFunction)Sim_runqueue, METH_O, "dict of a CPU's runqueue fields"},
+    {"counters", (PyCFunction)Sim_counters, METH_NOARGS, "global counters and warnings"},
+    {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (AssertionError)"},
+    {"copy", (PyCFunction)Sim_copy, METH_NOARGS, "deep copy (branch the run)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Sim_getset[] = {
+    {"now_ns", (getter)Sim_get_now, NULL, "simulated time, ns", NULL},
+    {"jiffies", (getter)Sim_get_jiffies, NULL, "ticks so far", NULL},
+    {"tick_ns", (getter)Sim_get_tick_ns, NULL, "ns per tick", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot Sim_slots[] = {
+    {Py_tp_doc, "Sim(preset, cpus, hz, seed): the core simulator (use pysched.Simulator)"},
+    {Py_tp_init, Sim_init},
+    {Py_tp_dealloc, Sim_dealloc},
+    {Py_tp_methods, Sim_methods},
+    {Py_tp_getset, Sim_getset},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL},
+};
+
+static PyType_Spec Sim_spec = {"pysched._core.Sim", sizeof(SimObject), 0, Py_TPFLAGS_DEFAULT, Sim_slots};
+
+static PyMethodDef module_methods[] = {
+    {"presets", mod_presets, METH_NOARGS, "[(preset, policy, doc)]"},
+    {"policy_info", mod_policy_info, METH_VARARGS, "policy_info(preset, hz=1000)"},
+    {"record_layouts", mod_record_layouts, METH_NOARGS, "layouts of the record types"},
+    {"o1_formula", mod_o1_formula, METH_VARARGS, "o1_formula(name, preset, params, a, b[, c])"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int module_exec(PyObject *mod) {
+  module_state *st = PyModule_GetState(mod);
+  st->sim_type = PyType_FromModuleAndSpec(mod, &Sim_spec, NULL);
+  if (!st->sim_type) return -1;
+  if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
+  if (PyModule_AddIntConstant(mod, "MAX_CPUS", PS_MAX_CPUS) < 0) return -1;
+  return 0;
+}
+
+static int module_traverse(PyObject *mod, visitproc visit, void *arg) {
+  module_state *st = PyModule_GetState(mod);
+  Py_VISIT(st->sim_type);
+  return 0;
+}
+
+static int module_clear(PyObject *mod) {
+  module_state *st = PyModule_GetState(mod);
+  Py_CLEAR(st->sim_type);
+  return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_core", "pysched core: the C simulator and its policies.",
+    sizeof(module_state), module_methods, module_slots, module_traverse, module_clear, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&module_def); }

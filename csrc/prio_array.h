@@ -1,0 +1,46 @@
+/* The O(1) priority array: a bitmap with one bit per priority, a FIFO list
+ * per priority, and find-first-bit (kernel/sched.c, struct prio_array).
+ * Lists are linked by task index rather than pointer, so a state can be
+ * copied with memcpy.  The bit at max_prio is always set (the kernel's
+ * delimiter bit), so find-first-bit on an empty array returns max_prio.
+ * The optional second list is Houston's least-recently-run list (lru_list). */
+#ifndef PS_PRIO_ARRAY_H
+#define PS_PRIO_ARRAY_H
+#include <stdint.h>
+
+#include "task.h"
+
+#define PS_PRIO_LEVELS 192 /* room for Houston's 180 priorities plus the delimiter */
+#define PS_BITMAP_WORDS (PS_PRIO_LEVELS / 64)
+
+typedef struct psPrioArray {
+  int32_t nr_active;
+  int32_t max_prio;
+  uint64_t bitmap[PS_BITMAP_WORDS];
+  int32_t head[PS_PRIO_LEVELS], tail[PS_PRIO_LEVELS];
+  int32_t lru_head, lru_tail;
+} psPrioArray;
+
+void psu_array_init(psPrioArray *a, int max_prio);
+
+/* enqueue_task: append t (index i) at the tail of its prio list; with lru,
+ * also at the tail of the lru list.  `id` is stored in t->array. */
+void psu_enqueue_task(psTask *tasks, int32_t i, psPrioArray *a, int32_t id, int lru);
+
+/* Link t just before task `before` in before's prio list (fork's
+ * list_add_tail(&p->run_list, &current->run_list)); the bitmap is unchanged. */
+void psu_insert_before(psTask *tasks, int32_t i, int32_t before, psPrioArray *a, int32_t id);
+
+/* dequeue_task: unlink t from its prio list (and the lru list with lru). */
+void psu_dequeue_task(psTask *tasks, int32_t i, psPrioArray *a, int lru);
+
+/* Append to / unlink from the lru list alone. */
+void psu_lru_add_tail(psTask *tasks, int32_t i, psPrioArray *a);
+
+static inline int psu_find_first_bit(const psPrioArray *a) {
+  for (int w = 0; w < PS_BITMAP_WORDS; w++)
+    if (a->bitmap[w]) return w * 64 + __builtin_ctzll(a->bitmap[w]);
+  return PS_PRIO_LEVELS;
+}
+
+#endif

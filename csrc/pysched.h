@@ -1,0 +1,194 @@
+/* pysched core: a machine (CPUs, a timer tick, tasks running workload
+ * programs) and a pluggable scheduler policy.  Pure C: no Python here.
+ *
+ * The model (psModel) is what a run is made of: machine, policy and its
+ * parameters, programs, sources.  The state (psData) is what evolves.
+ * Stepping is ps_run_until(model, state, ...); nothing lives in globals, so
+ * any number of simulators coexist, and copying a state branches a run. */
+#ifndef PYSCHED_H
+#define PYSCHED_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "policy.h"
+#include "program.h"
+#include "task.h"
+#include "trace.h"
+
+#define PS_MAX_CPUS 64
+#define PS_MAX_PARAMS 48
+#define PS_DERIVED_BYTES 256
+#define PS_MAX_SERIES_FIELDS 16
+#define PS_ERRLEN 256
+
+/* External sources: a device posting to a channel from interrupt context. */
+enum { PS_SRC_EVERY = 0, PS_SRC_POISSON = 1 };
+
+typedef struct psSourceDef {
+  int32_t chan;
+  int32_t kind;
+  int64_t period_ns;  /* every: the period; poisson: the mean gap */
+  int64_t start_ns;   /* first firing (every) or start of the process (poisson) */
+  int64_t count;      /* firings, -1 = forever */
+} psSourceDef;
+
+/* A sampled field: which table and which entry. */
+enum { PS_TABLE_TASK = 0, PS_TABLE_POLICY = 1 };
+typedef struct psSeriesField {
+  int32_t table, index;
+} psSeriesField;
+
+/* Warnings: anomalies that are not errors, counted in the state. */
+enum {
+  PS_WARN_STARVING = 0,   /* an interactive task expired because EXPIRED_STARVING */
+  PS_WARN_TRACE_DROP = 1, /* a full ring overwrote its oldest record */
+  PS_NWARN
+};
+
+typedef struct psModel {
+  /* machine */
+  int32_t ncpu;
+  int32_t hz;
+  int64_t tick_ns;          /* 1e9 / hz */
+  int32_t stagger_ticks;    /* 1: CPU i ticks i*tick_ns/ncpu after CPU 0 */
+  int64_t switch_cost_ns;   /* CPU time each context switch burns */
+  uint64_t seed;
+  int32_t max_tasks;        /* live tasks at most (fork fails beyond) */
+
+  /* policy */
+  const psPolicy *policy;
+  const psPreset *preset;
+  int64_t param[PS_MAX_PARAMS];
+  _Alignas(8) unsigned char derived[PS_DERIVED_BYTES]; /* the policy's derived constants */
+
+  /* recording (counters are always kept) */
+  int32_t rec_events;
+  int32_t rec_latency;
+  int32_t rec_series;
+  int32_t series_every;     /* ticks between samples */
+  int32_t nseries;
+  psSeriesField series[PS_MAX_SERIES_FIELDS];
+  int64_t max_trace_bytes;  /* cap per ring */
+  int32_t overwrite;        /* full ring: 1 overwrite oldest, 0 fail the step */
+  int32_t debug_checks;     /* check invariants after every instant */
+
+  /* workload */
+  psOp *ops;
+  int32_t nops, cap_ops;
+  psProgram *progs;
+  int32_t nprogs, cap_progs;
+  int32_t nchan;
+  psSourceDef *src;
+  int32_t nsrc, cap_src;
+} psModel;
+
+typedef struct psCpu {
+  int32_t curr;             /* task index running now */
+  int32_t idle;             /* this CPU's idle task */
+  int32_t need_resched;
+  int64_t next_tick_ns;
+  int64_t run_since_ns;     /* curr's burst is accounted up to here */
+  int64_t overhead_until_ns;/* end of the current switch cost */
+  int64_t nr_switches;
+  int64_t ticks, busy_ticks;
+  int64_t busy_ns;
+} psCpu;
+
+typedef struct psChannel {
+  int64_t count;            /* posts not yet consumed */
+  int32_t head, tail;       /* FIFO of waiting task indices */
+} psChannel;
+
+typedef struct psSourceState {
+  psRng rng;
+  int64_t fired;
+} psSourceState;
+
+typedef struct psData {
+  int64_t now_ns;
+  uint64_t jiffies;
+  psCpu *cpu;
+  unsigned char *rq;        /* ncpu runqueues of policy->rq_size bytes */
+  psTask *task;             /* idle tasks 0..ncpu-1, then pid 1, 2 ... */
+  int32_t ntask, cap_task;
+  int32_t nlive;            /* spawned or forked tasks not yet exited */
+  psHeap heap;
+  psChannel *chan;
+  int32_t nchan;
+  psSourceState *src;
+  int32_t nsrc;
+  psRing events, latencies, series;
+  int64_t warn[PS_NWARN];
+  int64_t nr_forks, nr_exits;
+  /* A failure inside a step (full trace, task limit): set, then the step
+   * returns -1 with this message. */
+  int32_t failed;
+  char errmsg[PS_ERRLEN];
+} psData;
+
+/* A sampled series value. */
+typedef struct psSampleRec {
+  int64_t time_ns;
+  int64_t value;
+  int32_t task;   /* task index */
+  int32_t field;  /* index into the model's series list */
+} psSampleRec;
+
+/* ---- registry (registry.c) ---- */
+int ps_npresets(void);
+const psPreset *ps_preset(int i);
+const psPreset *ps_preset_find(const char *name);
+int ps_npolicies(void);
+const psPolicy *ps_policy(int i);
+
+/* Generic task fields (pid, prio, time_slice, cpu_ns ...), readable by name. */
+extern const psFieldInfo ps_task_fields[];
+extern const int ps_ntask_fields;
+int64_t psu_field_read(const void *base, const psFieldInfo *f);
+
+/* ---- model (model.c) ---- */
+/* Build a model for `preset` with defaults; 0 or -1 with err. */
+int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
+                  char *err, int errlen);
+void ps_model_free(psModel *m);
+int ps_model_copy(psModel *dst, const psModel *src);
+int ps_param_index(const psModel *m, const char *name);
+/* Set one parameter; the model is unchanged on failure. */
+int ps_set_param(psModel *m, const char *name, int64_t value, char *err, int errlen);
+/* Add a program (checked); returns its id, or -1 with err. */
+int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen);
+int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen);
+/* Make room for channels 0..n-1 in model and state. */
+int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen);
+
+/* ---- state and stepping (engine.c) ---- */
+int ps_data_init(const psModel *m, psData *d, char *err, int errlen);
+void ps_data_free(psData *d);
+int ps_data_copy(const psModel *m, psData *dst, const psData *src);
+
+/* Create a task running program `prog`; returns its pid or -1 with err. */
+int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
+             int rt_priority, uint64_t cpus_allowed, int cpu, char *err, int errlen);
+/* Advance to t_end (inclusive): every event due at or before t_end is
+ * delivered.  0, or -1 with err (the state is consistent at the instant of
+ * the failure and the run can continue once the cause is removed). */
+int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errlen);
+/* Time of jiffy j's tick on CPU 0. */
+static inline int64_t ps_jiffy_time(const psModel *m, uint64_t j) { return (int64_t)j * m->tick_ns; }
+
+int ps_renice(const psModel *m, psData *d, int pid, int nice, char *err, int errlen);
+int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_priority,
+                    char *err, int errlen);
+/* Engine and policy invariants; 0 or -1 with err. */
+int ps_check(const psModel *m, const psData *d, char *err, int errlen);
+
+psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid);
+static inline void *ps_rq(const psModel *m, const psData *d, int cpu) {
+  return d->rq + (size_t)cpu * m->policy->rq_size;
+}
+/* Time-so-far of the interval in progress, added to a task's counters. */
+void ps_task_counters(const psData *d, const psTask *t, int64_t *cpu_ns, int64_t *wait_ns,
+                      int64_t *sleep_ns);
+
+#endif

@@ -1,0 +1,28 @@
+/* Seeded pseudo-random streams: splitmix64 seeds xoshiro256**.
+ * Every task and every source owns one stream derived from the run seed and
+ * its own id, so adding a task never perturbs another task's draws. */
+#ifndef PS_RNG_H
+#define PS_RNG_H
+#include <stdint.h>
+
+typedef struct psRng {
+  uint64_t s[4];
+} psRng;
+
+/* Seed a stream from the run seed and a stream id (pid, source id ...). */
+void psu_rng_seed(psRng *r, uint64_t seed, uint64_t stream);
+
+/* Next 64 random bits. */
+uint64_t psu_rng_next(psRng *r);
+
+/* Uniform double in [0, 1). */
+double psu_rng_uniform(psRng *r);
+
+/* Exponential with the given mean (mean >= 0). */
+double psu_rng_exponential(psRng *r, double mean);
+
+/* Normal with the given mean and standard deviation (Box-Muller, one draw
+ * pair per call so that the stream position depends only on the call count). */
+double psu_rng_normal(psRng *r, double mean, double sd);
+
+#endif

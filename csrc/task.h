@@ -1,0 +1,83 @@
+/* The generic task: what every policy and the engine share.  Policy-private
+ * per-task data (sleep_avg, last_run, run_avg ...) lives in `priv`, described
+ * by the policy's state-field table. */
+#ifndef PS_TASK_H
+#define PS_TASK_H
+#include <stdint.h>
+
+#include "rng.h"
+
+/* Task states, as the kernel's TASK_* values (bits, so that a wakeup can
+ * take a state mask as try_to_wake_up does). */
+enum {
+  PS_TASK_RUNNING = 0,
+  PS_TASK_INTERRUPTIBLE = 1,
+  PS_TASK_UNINTERRUPTIBLE = 2,
+  PS_TASK_ZOMBIE = 4,
+  PS_TASK_DEAD = 8,
+};
+
+/* Scheduling classes (the kernel's SCHED_NORMAL/FIFO/RR values). */
+enum { PS_SCHED_NORMAL = 0, PS_SCHED_FIFO = 1, PS_SCHED_RR = 2 };
+
+/* What the task's time since `since_ns` counts as. */
+enum { PS_ACCT_RUN = 0, PS_ACCT_WAIT = 1, PS_ACCT_SLEEP = 2, PS_ACCT_NONE = 3 };
+
+#define PS_LOOP_DEPTH 8
+#define PS_TASK_PRIV 96
+#define PS_NAME_LEN 32
+
+typedef struct psLoopFrame {
+  int32_t op;      /* index of the LOOP op */
+  int64_t left;    /* iterations still to run after this one; -1 = forever */
+} psLoopFrame;
+
+typedef struct psTask {
+  /* identity */
+  int32_t pid;                /* 0 for the per-CPU idle tasks */
+  int32_t parent;             /* task index of the parent, -1 if spawned */
+  int32_t is_idle;
+  char name[PS_NAME_LEN];
+
+  /* scheduling state shared by all policies */
+  int32_t state;              /* PS_TASK_* */
+  int32_t policy;             /* PS_SCHED_* */
+  int32_t rt_priority;        /* 1..99 for FIFO/RR, 0 otherwise */
+  int32_t prio;               /* dynamic priority, lower is better */
+  int32_t static_prio;        /* from nice */
+  int32_t nice;               /* -20..19 */
+  int32_t time_slice;         /* ticks left */
+  int32_t cpu;                /* CPU it runs or last ran on */
+  uint64_t cpus_allowed;      /* affinity mask */
+  int32_t array;              /* priority array it is queued in: -1 none, else 0/1 */
+  int32_t run_next, run_prev; /* links of its priority list (task indices) */
+  int32_t lru_next, lru_prev; /* links of a policy's second list (Houston's run_list_lru) */
+
+  /* workload program */
+  int32_t prog;               /* program id */
+  int32_t pc;                 /* next op */
+  int32_t loop_depth;
+  psLoopFrame loop[PS_LOOP_DEPTH];
+  int64_t burst_left_ns;      /* CPU work left in the current run op */
+  int32_t wait_chan;          /* channel it blocks on, -1 none */
+  int32_t op_left;            /* repetitions left of a multi-step op (fork n), 0 none */
+  int32_t wait_next;          /* next waiter on that channel (task index) */
+  psRng rng;
+
+  /* accounting (engine) */
+  int32_t acct;               /* PS_ACCT_* of the interval since since_ns */
+  int64_t since_ns;
+  int64_t cpu_ns, wait_ns, sleep_ns;
+  int64_t cpu_ticks;          /* ticks charged to it (tick-sampled, the kernel's view) */
+  int64_t nvcsw, nivcsw;      /* voluntary / involuntary switches out */
+  int64_t nr_wakeups;
+  int64_t nr_migrations;
+  int64_t woken_ns;           /* time of the wakeup not yet followed by a run, -1 none */
+  int64_t lat_count, lat_sum_ns, lat_max_ns;
+  int64_t start_ns, exit_ns;  /* exit_ns -1 while alive */
+
+  /* policy-private area, laid out by the policy */
+  _Alignas(8) unsigned char priv[PS_TASK_PRIV];
+} psTask;
+
+#endif

@@ -1,0 +1,63 @@
+/* Recorded output: the event log, sampled series and wakeup latencies.
+ * Each is a growable ring of fixed records with a byte cap; when a ring is
+ * full it either refuses (the step fails with a clear error) or overwrites
+ * its oldest records, as the user chose. */
+#ifndef PS_TRACE_H
+#define PS_TRACE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Event kinds of the log. */
+enum {
+  PS_EVT_SWITCH = 0,    /* pid = next, other = prev, value = prev's state */
+  PS_EVT_WAKEUP = 1,    /* pid = wakee, other = waker (-1: interrupt context), value = sync */
+  PS_EVT_FORK = 2,      /* pid = child, other = parent */
+  PS_EVT_EXIT = 3,      /* pid = exiting task, other = parent */
+  PS_EVT_PRIO = 4,      /* pid's prio changed to `prio`; value = old prio */
+  PS_EVT_EXPIRE = 5,    /* pid's slice expired; value = 1 if it went to the expired array */
+  PS_EVT_BACKBOOST = 6, /* pid = waker given `value` sleep_avg by wakee `other` */
+  PS_EVT_MIGRATE = 7,   /* pid moved to `cpu`, other = old cpu */
+  PS_EVT_ARRAY_SWITCH = 8, /* the runqueue of `cpu` swapped active and expired */
+  PS_EVT_STARVING = 9,  /* an interactive task went to expired because EXPIRED_STARVING */
+  PS_NEVT_KINDS
+};
+
+typedef struct psEventRec {
+  int64_t time_ns;
+  int64_t value;
+  int32_t pid;
+  int32_t other;
+  int16_t cpu;
+  int16_t kind;
+  int16_t prio;
+  int16_t reserved;
+} psEventRec;
+
+typedef struct psLatencyRec {
+  int64_t time_ns;     /* when the task started to run */
+  int64_t latency_ns;  /* since its wakeup */
+  int32_t pid;
+  int32_t cpu;
+} psLatencyRec;
+
+/* A ring of fixed-size records. */
+typedef struct psRing {
+  unsigned char *buf;
+  size_t elem;
+  int64_t start, n, cap;  /* records: first, count, allocated */
+  int64_t dropped;        /* overwritten records */
+} psRing;
+
+enum { PS_RING_OK = 0, PS_RING_FULL = 1, PS_RING_NOMEM = 2 };
+
+void psu_ring_init(psRing *r, size_t elem);
+/* Append one record.  max_bytes caps the ring; overwrite chooses what a full
+ * ring does.  Returns PS_RING_*. */
+int psu_ring_push(psRing *r, const void *rec, int64_t max_bytes, int overwrite);
+/* Copy the records, oldest first, into out (n * elem bytes). */
+void psu_ring_read(const psRing *r, void *out);
+void psu_ring_clear(psRing *r);
+void psu_ring_free(psRing *r);
+int psu_ring_copy(psRing *dst, const psRing *src);
+
+#endif

@@ -1,0 +1,25 @@
+"""pysched: a laboratory for CPU-scheduler heuristics.
+
+The Linux 2.5.64 / 2.5.64-bk4 / 2.5.65 O(1) scheduler simulated tick for tick
+in C, driven from Python::
+
+    import pysched as ps
+    sim = ps.Simulator("linux-2.5.64")
+    hog = sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.run(seconds=1)
+    sim.task(hog).prio
+"""
+from . import o1, programs
+from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
+from .dist import const, exponential, normal, uniform
+from .program import Program
+from .registry import ParamInfo, policies, preset_params, presets
+from .simulator import Simulator, TaskView
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Simulator", "TaskView", "Program", "programs", "o1", "presets", "policies", "preset_params",
+    "ParamInfo", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
+    "LATENCY_DTYPE",
+]

@@ -1,0 +1,52 @@
+"""The main demonstration: an editor-like interactive task and an X-like
+server with its client beside four CPU hogs, on each O(1) preset."""
+import numpy as np
+
+from . import programs
+from .program import Program
+from .simulator import Simulator
+
+
+def build(preset, seed=0):
+    """The demo workload on `preset`; returns (sim, {pid: role})."""
+    sim = Simulator(preset, seed=seed)
+    roles = {}
+    for k in range(4):
+        roles[sim.spawn(programs.cpu_hog(), name=f"hog{k}")] = "CPU hog"
+    roles[sim.spawn(programs.interactive(2, 100), name="editor")] = "2 ms work per 100 ms"
+    # mouse motion every 10 ms: X renders 4 ms and wakes the client, which works 1 ms
+    roles[sim.spawn(Program().loop().wait("mouse").run(ms=4).post("client").end(), name="X")] = (
+        "server: 4 ms per mouse event")
+    roles[sim.spawn(programs.x_client("client", 1), name="xterm")] = "client of X: 1 ms per event"
+    sim.source("mouse", every_ms=10)
+    return sim, roles
+
+
+def report(sim, roles, seconds):
+    """Rows of (name, role, cpu share %, mean latency ms, max latency ms, prio, sleep_avg)."""
+    st = sim.stats()
+    rows = []
+    for r in st:
+        pid = int(r["pid"])
+        lat = sim.latencies(pid)
+        mean = lat.mean() / 1e6 if len(lat) else float("nan")
+        worst = lat.max() / 1e6 if len(lat) else float("nan")
+        rows.append((r["name"], roles[pid], 100.0 * r["cpu_ns"] / (seconds * 1e9), mean, worst,
+                     int(r["prio"]), int(r["sleep_avg"])))
+    return rows
+
+
+def main(presets=("linux-2.5.64", "linux-2.5.64-bk4", "linux-2.5.65"), seconds=20.0, seed=0):
+    for preset in presets:
+        sim, roles = build(preset, seed)
+        sim.run(seconds=seconds)
+        print(f"\n{preset}: {seconds:g} s simulated, HZ={sim.hz}")
+        print(f"{'task':8} {'role':30} {'CPU %':>6} {'lat mean ms':>11} {'lat max ms':>10} "
+              f"{'prio':>4} {'sleep_avg':>9}")
+        for name, role, share, mean, worst, prio, sa in report(sim, roles, seconds):
+            print(f"{name:8} {role:30} {share:6.1f} {mean:11.2f} {worst:10.1f} {prio:4d} {sa:9d}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

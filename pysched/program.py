@@ -1,0 +1,130 @@
+"""The workload program builder.
+
+A task runs a program of ops interpreted in C (csrc/program.c).  Build one by
+chaining::
+
+    Program().loop().wait("input").run(ms=4).post("client").end()
+
+Channels are named by strings and created on first use by the simulator a
+program is spawned in.  A Program is immutable once spawned only in the sense
+that the simulator keeps the version it was given.
+"""
+from . import dist
+
+# op codes of csrc/program.h
+RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED = range(12)
+
+POLICIES = {"normal": 0, "fifo": 1, "rr": 2}
+MAX_LOOP_DEPTH = 8
+
+
+def _check_int(what, v, lo, hi):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{what} must be an int, not {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{what}={v} is outside the allowed range {lo}..{hi}")
+    return v
+
+
+def _check_channel(ch):
+    if not isinstance(ch, str) or not ch:
+        raise TypeError(f"a channel is named by a non-empty str, not {ch!r}")
+    return ch
+
+
+class Program:
+    """A builder of workload programs (see the module docstring)."""
+
+    def __init__(self):
+        self.ops = []  # (code, arg, arg2, dist tuple); arg may be a channel name or a Program
+        self._open = []  # indices of open loops
+
+    def _op(self, code, arg=0, arg2=0, d=(0, 0.0, 0.0)):
+        self.ops.append((code, arg, arg2, d))
+        return self
+
+    def run(self, **duration):
+        """Compute for a duration of CPU time: run(ms=5) or run(us=uniform(100, 900))."""
+        return self._op(RUN, d=dist.duration(duration, "run"))
+
+    def sleep(self, **duration):
+        """Interruptible timer sleep; it ends at the first tick at least that long after it began."""
+        return self._op(SLEEP, d=dist.duration(duration, "sleep"))
+
+    def io(self, **duration):
+        """Uninterruptible sleep ended by a device interrupt after the duration."""
+        return self._op(IO, d=dist.duration(duration, "io"))
+
+    def wait(self, channel):
+        """Block until the channel is posted (a counting semaphore, FIFO waiters)."""
+        return self._op(WAIT, _check_channel(channel))
+
+    def post(self, channel, sync=False):
+        """Post the channel, waking its first waiter in process context.
+        sync=True marks a synchronous wakeup (as pipes do)."""
+        if not isinstance(sync, bool):
+            raise TypeError(f"sync must be a bool, not {type(sync).__name__}")
+        return self._op(POST, _check_channel(channel), int(sync))
+
+    def loop(self, n=None):
+        """Repeat the ops up to the matching end() n times (None: forever)."""
+        if n is not None:
+            _check_int("loop count", n, 1, 2**31 - 1)
+        if len(self._open) == MAX_LOOP_DEPTH:
+            raise ValueError(f"loops nest at most {MAX_LOOP_DEPTH} deep")
+        self._open.append(len(self.ops))
+        return self._op(LOOP, n or 0)
+
+    def end(self):
+        """Close the innermost loop."""
+        if not self._open:
+            raise ValueError("end() without an open loop()")
+        start = self._open.pop()
+        body = [op[0] for op in self.ops[start + 1:]]
+        if self.ops[start][1] == 0 and not any(c in (RUN, SLEEP, IO, WAIT, EXIT) for c in body):
+            raise ValueError(
+                "an endless loop needs a run, sleep, io, wait or exit in its body, "
+                "or it would spin without time passing"
+            )
+        code, arg, _, d = self.ops[start]
+        self.ops[start] = (code, arg, len(self.ops), d)
+        return self._op(END, start)
+
+    def fork(self, program, n=1):
+        """Fork n children that run `program` (a Program; may be this one)."""
+        if not isinstance(program, Program):
+            raise TypeError(f"fork needs a Program, not {type(program).__name__}")
+        return self._op(FORK, program, _check_int("fork count", n, 1, 2**31 - 1))
+
+    def exit(self):
+        """Exit (a program also exits when it runs off its end)."""
+        return self._op(EXIT)
+
+    def yield_(self):
+        """sched_yield()."""
+        return self._op(YIELD)
+
+    def nice(self, n):
+        """set_user_nice on itself."""
+        return self._op(NICE, _check_int("nice", n, -20, 19))
+
+    def setscheduler(self, policy, rt_priority=0):
+        """sched_setscheduler on itself: policy 'normal' | 'fifo' | 'rr'."""
+        if policy not in POLICIES:
+            raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+        if policy == "normal":
+            _check_int("rt_priority", rt_priority, 0, 0)
+        else:
+            _check_int("rt_priority", rt_priority, 1, 99)
+        return self._op(SETSCHED, POLICIES[policy], rt_priority)
+
+    def check_closed(self):
+        if self._open:
+            raise ValueError(f"the loop() opened at op {self._open[-1]} has no end()")
+
+    def __len__(self):
+        return len(self.ops)
+
+    def __repr__(self):
+        names = "run sleep io wait post loop end fork exit yield nice setscheduler".split()
+        return "Program(" + ", ".join(names[op[0]] for op in self.ops) + ")"

@@ -1,0 +1,375 @@
+"""The Simulator: a machine running one scheduler preset, stepped from Python."""
+import math
+import os
+
+import numpy as np
+
+from . import _core
+from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
+from .program import FORK, POLICIES, POST, WAIT, Program, _check_int
+from .registry import _check_preset
+
+RECORD_LEVELS = ("counters", "events", "series")
+STATES = {0: "running", 1: "interruptible", 2: "uninterruptible", 4: "zombie", 8: "dead"}
+POLICY_NAMES = {v: k for k, v in POLICIES.items()}
+MAX_SECONDS = 10**6
+SOURCE_EVERY, SOURCE_POISSON = 0, 1
+
+
+class TaskView:
+    """A snapshot of one task: generic fields (pid, name, state, prio,
+    static_prio, nice, time_slice, cpu_ns, wait_ns, sleep_ns, nr_switches,
+    nr_wakeups ...) and the policy's own (sleep_avg, last_run ...)."""
+
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+        self.state = "dead" if fields["exit_ns"] >= 0 else STATES[fields["state"]]
+        self.policy = POLICY_NAMES[fields["policy"]]
+        self.nr_switches = fields["nvcsw"] + fields["nivcsw"]
+        self.parent = None if fields["parent"] < 0 else fields["parent_pid"]
+
+    def __repr__(self):
+        return f"TaskView(pid={self.pid}, name={self.name!r}, state={self.state}, prio={self.prio})"
+
+
+def _number(what, v, lo, hi):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{what} must be a number, not {type(v).__name__}")
+    if not (math.isfinite(v) and lo <= v <= hi):
+        raise ValueError(f"{what}={v!r} is outside the allowed range {lo}..{hi}")
+    return v
+
+
+class Simulator:
+    """A simulated machine running a scheduler preset.
+
+    Parameters
+    ----------
+    preset : str
+        One of ``pysched.presets()``, e.g. ``"linux-2.5.64"``.
+    cpus : int
+        Number of CPUs (1 until SMP balancing lands).
+    hz : int
+        Timer ticks per second; tick-valued parameters default to the
+        kernel's HZ-relative values (2*HZ ...).
+    seed : int
+        Seed of every random stream (per task and per source).
+    params : dict
+        Parameter overrides, names as in ``pysched.preset_params(preset)``.
+    record : "counters" | "events" | "series"
+        Counters are always kept; "events" adds the event log; "series" adds
+        the event log and sampled task fields (``series_fields``, every
+        ``series_every`` ticks).
+    latencies : bool
+        Keep every wakeup-to-run latency (``sim.latencies(pid)``).
+    max_trace_bytes : int
+        Cap of each recording buffer; ``on_full`` is "raise" (the run stops
+        with an error) or "overwrite" (oldest records are dropped).
+    debug : bool
+        Check the scheduler's invariants after every instant (default: the
+        environment variable PYSCHED_DEBUG).
+    """
+
+    def __init__(self, preset, *, cpus=1, hz=1000, seed=0, params=None, record="counters",
+                 latencies=True, series_fields=None, series_every=1,
+                 max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
+                 switch_cost_ns=0, stagger_ticks=False):
+        _check_preset(preset)
+        _check_int("cpus", cpus, 1, 1)
+        _check_int("hz", hz, 1, 100_000)
+        if 10**9 % hz:
+            raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
+        _check_int("seed", seed, 0, 2**64 - 1)
+        if record not in RECORD_LEVELS:
+            raise ValueError(f"record={record!r} is not one of {RECORD_LEVELS}")
+        if on_full not in ("raise", "overwrite"):
+            raise ValueError(f"on_full={on_full!r} is not one of ('raise', 'overwrite')")
+        _check_int("series_every", series_every, 1, 2**31 - 1)
+        _check_int("max_trace_bytes", max_trace_bytes, 0, 2**62)
+        _check_int("max_tasks", max_tasks, 1, 10_000_000)
+        _check_int("switch_cost_ns", switch_cost_ns, 0, 10**9 // hz)
+        if debug is None:
+            debug = os.environ.get("PYSCHED_DEBUG", "") not in ("", "0")
+        self.preset = preset
+        self.cpus = cpus
+        self.hz = hz
+        self.seed = seed
+        self.record = record
+        self._core = _core.Sim(preset, cpus, hz, seed)
+        if params is not None:
+            if not isinstance(params, dict):
+                raise TypeError(f"params must be a dict, not {type(params).__name__}")
+            self._core.set_params(params)
+        info = _core.policy_info(preset, hz)
+        self._task_fields = [f[0] for f in info["generic_fields"] + info["task_fields"]]
+        if series_fields is None:
+            series_fields = ["prio", "time_slice", "state"] + [f[0] for f in info["task_fields"]]
+        series_fields = list(series_fields) if record == "series" else []
+        for f in series_fields:
+            if f not in self._task_fields:
+                raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}")
+        self._series_fields = series_fields
+        self._core.configure(record != "counters", bool(latencies), series_fields, series_every,
+                             max_trace_bytes, on_full == "overwrite", bool(debug), max_tasks,
+                             switch_cost_ns, bool(stagger_ticks))
+        self._channels = {}
+        self._programs = {}  # id(Program) -> (Program, nops, program id)
+        self._nprogs = 0
+
+    # ---- building the workload ----
+
+    def _channel(self, name):
+        if name not in self._channels:
+            self._core.ensure_channels(len(self._channels) + 1)
+            self._channels[name] = len(self._channels)
+        return self._channels[name]
+
+    def _program_id(self, program):
+        """Register program and every program it forks; return its id."""
+        order, seen = [], set()
+
+        def visit(p):
+            if id(p) in seen:
+                return
+            seen.add(id(p))
+            p.check_closed()
+            cached = self._programs.get(id(p))
+            if cached is None or cached[1] != len(p.ops):
+                order.append(p)
+            for op in p.ops:
+                if op[0] == FORK:
+                    visit(op[1])
+
+        visit(program)
+        ids = {id(p): self._nprogs + k for k, p in enumerate(order)}
+        for p in order:
+            ops = []
+            for code, arg, arg2, (dk, a, b) in p.ops:
+                if code in (WAIT, POST):
+                    arg = self._channel(arg)
+                elif code == FORK:
+                    arg = ids[id(arg)] if id(arg) in ids else self._programs[id(arg)][2]
+                ops.append((code, arg, arg2, dk, a, b))
+            pid = self._core.add_program(ops)
+            assert pid == ids[id(p)]
+            self._programs[id(p)] = (p, len(p.ops), pid)
+            self._nprogs += 1
+        return self._programs[id(program)][2]
+
+    def _cpus_mask(self, cpus_allowed):
+        if cpus_allowed is None:
+            return (1 << self.cpus) - 1
+        cpus = list(cpus_allowed)
+        if not cpus:
+            raise ValueError("cpus_allowed is empty: a task needs at least one CPU")
+        mask = 0
+        for c in cpus:
+            _check_int("cpu in cpus_allowed", c, 0, self.cpus - 1)
+            mask |= 1 << c
+        return mask
+
+    def spawn(self, program, *, name=None, nice=0, policy="normal", rt_priority=0,
+              cpus_allowed=None, cpu=None):
+        """Create a task running `program`; returns its pid.  It starts with
+        sleep_avg 0, a full timeslice and prio = effective_prio."""
+        if not isinstance(program, Program):
+            raise TypeError(f"spawn needs a Program, not {type(program).__name__}")
+        if name is None:
+            name = f"task{len(self._core.table()[2]) + 1}"
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        _check_int("nice", nice, -20, 19)
+        if policy not in POLICIES:
+            raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+        if policy == "normal":
+            _check_int("rt_priority", rt_priority, 0, 0)
+        else:
+            _check_int("rt_priority", rt_priority, 1, 99)
+        mask = self._cpus_mask(cpus_allowed)
+        if cpu is not None:
+            _check_int("cpu", cpu, 0, self.cpus - 1)
+            if not mask >> cpu & 1:
+                raise ValueError(f"cpu={cpu} is not in cpus_allowed")
+        prog = self._program_id(program)
+        return self._core.spawn(prog, name, nice, POLICIES[policy], rt_priority, mask,
+                                -1 if cpu is None else cpu)
+
+    def source(self, channel, *, every_ms=None, every_us=None, poisson_ms=None, start_ms=None,
+               count=None):
+        """An external device posting `channel` from interrupt context:
+        periodically (every_ms / every_us) or as a Poisson process with mean
+        gap poisson_ms.  It starts at start_ms (default: one period from now)
+        and fires `count` times (default: forever)."""
+        given = [k for k, v in (("every_ms", every_ms), ("every_us", every_us),
+                                ("poisson_ms", poisson_ms)) if v is not None]
+        if len(given) != 1:
+            raise TypeError(f"source() takes exactly one of every_ms=, every_us=, poisson_ms=; got {given}")
+        if every_ms is not None:
+            period, kind = _number("every_ms", every_ms, 1e-6, 1e9) * 1e6, SOURCE_EVERY
+        elif every_us is not None:
+            period, kind = _number("every_us", every_us, 1e-3, 1e12) * 1e3, SOURCE_EVERY
+        else:
+            period, kind = _number("poisson_ms", poisson_ms, 1e-6, 1e9) * 1e6, SOURCE_POISSON
+        period = max(1, round(period))
+        now = self._core.now_ns
+        if start_ms is None:
+            start = now + (period if kind == SOURCE_EVERY else 0)
+        else:
+            start = now + round(_number("start_ms", start_ms, 0, 1e9) * 1e6)
+        if count is not None:
+            _check_int("count", count, 0, 2**62)
+        ch = self._channel(_check_channel_name(channel))
+        self._core.add_source(ch, kind, period, start, -1 if count is None else count)
+
+    # ---- stepping ----
+
+    def run(self, seconds=None, *, ticks=None):
+        """Advance by `seconds` of simulated time or by `ticks` ticks."""
+        if (seconds is None) == (ticks is None):
+            raise TypeError("run() takes exactly one of seconds= or ticks=")
+        if ticks is not None:
+            _check_int("ticks", ticks, 0, MAX_SECONDS * self.hz)
+            self._core.step(ticks)
+        else:
+            _number("seconds", seconds, 0, MAX_SECONDS)
+            self._core.run_until(self._core.now_ns + round(seconds * 1e9))
+
+    def step(self, ticks=1):
+        """Advance to the tick `ticks` ticks ahead (every event up to it delivered)."""
+        self._core.step(ticks)
+
+    @property
+    def now_ns(self):
+        """Simulated time in ns."""
+        return self._core.now_ns
+
+    @property
+    def jiffies(self):
+        """Ticks so far."""
+        return self._core.jiffies
+
+    # ---- parameters and syscalls ----
+
+    @property
+    def params(self):
+        """Current parameter values (a copy)."""
+        return self._core.get_params()
+
+    def set_param(self, name, value):
+        """Change one parameter between steps (validated)."""
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
+        self._core.set_params({name: value})
+
+    def renice(self, pid, nice):
+        """set_user_nice(pid, nice)."""
+        _check_int("pid", pid, 1, 2**31 - 1)
+        _check_int("nice", nice, -20, 19)
+        self._core.renice(pid, nice)
+
+    def setscheduler(self, pid, policy, rt_priority=0):
+        """sched_setscheduler(pid, policy, rt_priority), policy 'normal' | 'fifo' | 'rr'."""
+        _check_int("pid", pid, 1, 2**31 - 1)
+        if policy not in POLICIES:
+            raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+        if policy == "normal":
+            _check_int("rt_priority", rt_priority, 0, 0)
+        else:
+            _check_int("rt_priority", rt_priority, 1, 99)
+        self._core.setscheduler(pid, POLICIES[policy], rt_priority)
+
+    # ---- reading results ----
+
+    def task(self, pid):
+        """A TaskView of task `pid`."""
+        _check_int("pid", pid, 1, 2**31 - 1)
+        fields = self._core.task(pid)
+        fields["parent_pid"] = fields["parent"] - self.cpus + 1
+        return TaskView(fields)
+
+    def stats(self):
+        """One row per task (pid order): a structured array with every
+        counter and field as int64 (pid, cpu_ns, wait_ns, sleep_ns,
+        nr_switches, nr_wakeups, ...) plus name."""
+        names, raw, tnames = self._core.table()
+        n = len(tnames)
+        matrix = np.frombuffer(raw, dtype=np.int64).reshape(n, len(names))
+        width = max([len(s) for s in tnames] + [1])
+        dt = [(f, np.int64) for f in names] + [("nr_switches", np.int64), ("name", f"U{width}")]
+        out = np.zeros(n, dtype=dt)
+        for i, f in enumerate(names):
+            out[f] = matrix[:, i]
+        out["nr_switches"] = out["nvcsw"] + out["nivcsw"]
+        out["name"] = tnames
+        return out
+
+    def latencies(self, pid=None):
+        """Wakeup-to-run latencies in ns, in order (one task's, or all)."""
+        rec = np.frombuffer(self._core.latencies(), dtype=LATENCY_DTYPE)
+        if pid is not None:
+            _check_int("pid", pid, 1, 2**31 - 1)
+            rec = rec[rec["pid"] == pid]
+            return rec["latency_ns"].copy()
+        return rec.copy()
+
+    def events(self):
+        """The event log: time_ns, cpu, kind, pid, other, prio, value (see
+        pysched.EVENT_KINDS).  Needs record="events" or "series"."""
+        if self.record == "counters":
+            raise RuntimeError("the event log is off: create the Simulator with record='events'")
+        return np.frombuffer(self._core.events(), dtype=EVENT_DTYPE).copy()
+
+    def series_times(self):
+        """Times (ns) of the series samples."""
+        rec = self._samples()
+        return np.unique(rec["time_ns"])
+
+    def series(self, field):
+        """Samples of a task field: a float array (samples x tasks) with a
+        column per pid (1, 2, ...) and NaN where the task did not exist."""
+        if self.record != "series":
+            raise RuntimeError("series are off: create the Simulator with record='series'")
+        if field not in self._series_fields:
+            raise KeyError(f"field {field!r} is not sampled; sampled: {self._series_fields}")
+        rec = self._samples()
+        rec = rec[rec["field"] == self._series_fields.index(field)]
+        times, row = np.unique(rec["time_ns"], return_inverse=True)
+        ntasks = len(self._core.table()[2])
+        out = np.full((len(times), ntasks), np.nan)
+        out[row, rec["task"] - self.cpus] = rec["value"]
+        return out
+
+    def _samples(self):
+        return np.frombuffer(self._core.samples(), dtype=SAMPLE_DTYPE)
+
+    def clear_records(self):
+        """Empty the event log, latency and series buffers."""
+        self._core.clear()
+
+    def runqueue(self, cpu=0):
+        """The runqueue of `cpu`: curr, nr_running, expired_timestamp ..."""
+        _check_int("cpu", cpu, 0, self.cpus - 1)
+        return self._core.runqueue(cpu)
+
+    def counters(self):
+        """Global counters: forks, exits, starving expiries, dropped records ..."""
+        return self._core.counters()
+
+    def check(self):
+        """Check the engine's and the policy's invariants (AssertionError)."""
+        self._core.check()
+
+    def copy(self):
+        """An independent copy: branch the run here."""
+        new = Simulator.__new__(Simulator)
+        new.__dict__.update(self.__dict__)
+        new._core = self._core.copy()
+        new._channels = dict(self._channels)
+        new._programs = dict(self._programs)
+        return new
+
+
+def _check_channel_name(ch):
+    if not isinstance(ch, str) or not ch:
+        raise TypeError(f"a channel is named by a non-empty str, not {ch!r}")
+    return ch

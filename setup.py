@@ -1,0 +1,30 @@
+"""Build of the C extension pysched._core from csrc/.
+
+PYSCHED_SANITIZE=1 builds it with AddressSanitizer and UBSan (see README,
+"Sanitizer build")."""
+import glob
+import os
+
+from setuptools import Extension, setup
+
+cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"]
+ldflags = []
+if os.environ.get("PYSCHED_SANITIZE"):
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+    cflags += ["-O1", "-g", "-fno-omit-frame-pointer"] + san
+    ldflags += san
+else:
+    cflags += ["-O2"]
+
+setup(
+    ext_modules=[
+        Extension(
+            "pysched._core",
+            sources=sorted(glob.glob("csrc/*.c")),
+            depends=sorted(glob.glob("csrc/*.h")),
+            include_dirs=["csrc"],
+            extra_compile_args=cflags,
+            extra_link_args=ldflags,
+        )
+    ]
+)
