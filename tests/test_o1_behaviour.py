@@ -55,7 +55,7 @@ def test_an_interactive_task_that_never_sleeps_two_tick_boundaries_loses_its_bon
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     sim.run(seconds=11.01)
     assert sim.task(t).prio == 115 and sim.task(t).sleep_avg > 9980
-    sim.run(seconds=20)
+    sim.run(seconds=40)
     # the credit of now - last_run - 1 is 0 for every such sleep, so sleep_avg
     # only decays, and the task ends where a hog is
     assert sim.task(t).sleep_avg == 0
