@@ -53,6 +53,13 @@ int64_t psu_field_read(const void *base, const psFieldInfo *f) {
   }
 }
 
+void psu_field_write(void *base, const psFieldInfo *f, int64_t v) {
+  unsigned char *p = (unsigned char *)base + f->offset;
+  if (f->type == PS_F_I32) { int32_t x = (int32_t)v; memcpy(p, &x, 4); }
+  else if (f->type == PS_F_U32) { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); }
+  else memcpy(p, &v, 8);
+}
+
 void ps_fail(psData *d, const char *fmt, ...) {
   if (d->failed) return;
   va_list ap;
@@ -357,6 +364,14 @@ static psTask *new_task(const psModel *m, psData *d, int prog) {
 
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
              int rt_priority, uint64_t cpus_allowed, int cpu, char *err, int errlen) {
+  return ps_spawn_init(m, d, prog, name, nice, policy, rt_priority, cpus_allowed, cpu, 0, NULL,
+                       NULL, 0, err, errlen);
+}
+
+int ps_spawn_init(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
+                  int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
+                  const int32_t *init_field, const int64_t *init_value, int time_slice,
+                  char *err, int errlen) {
   if (d->nlive >= m->max_tasks) {
     snprintf(err, errlen, "task limit reached: max_tasks=%d live tasks", m->max_tasks);
     return -1;
@@ -384,7 +399,10 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
   t->cpus_allowed = cpus_allowed;
   t->cpu = cpu;
   t->state = PS_TASK_RUNNING;
+  for (int k = 0; k < ninit; k++)
+    psu_field_write(t->priv, &m->policy->task_fields[init_field[k]], init_value[k]);
   if (m->policy->task_spawn(m, d, t)) ps_resched_cpu(d, cpu);
+  if (time_slice > 0) t->time_slice = time_slice;
   return t->pid;
 }
 

@@ -365,12 +365,44 @@ static PyObject *Sim_add_source(SimObject *self, PyObject *args) {
   return PyLong_FromLong(self->m.nsrc - 1);
 }
 
+/* spawn(prog, name, nice, policy, rt_priority, cpus_mask, cpu, init, time_slice):
+ * init is a dict of policy task fields to set before the policy starts the task. */
 static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   READY(self);
-  int prog, nice, policy, rt, cpu;
+  int prog, nice, policy, rt, cpu, time_slice;
   const char *name;
   unsigned long long mask;
-  if (!PyArg_ParseTuple(args, "isiiiKi", &prog, &name, &nice, &policy, &rt, &mask, &cpu)) return NULL;
+  PyObject *init;
+  if (!PyArg_ParseTuple(args, "isiiiKiO!i", &prog, &name, &nice, &policy, &rt, &mask, &cpu,
+                        &PyDict_Type, &init, &time_slice))
+    return NULL;
+  const psPolicy *pol = self->m.policy;
+  int32_t fields[32];
+  int64_t values[32];
+  int ninit = 0;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(init, &pos, &key, &value)) {
+    const char *fname = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+    if (!fname) return raise_value("init keys must be field names");
+    int idx = -1;
+    for (int i = 0; i < pol->ntask_fields; i++)
+      if (!strcmp(pol->task_fields[i].name, fname)) idx = i;
+    if (idx < 0 || ninit == 32) {
+      PyErr_Format(PyExc_KeyError, "'%s' is not a %s task field", fname, pol->name);
+      return NULL;
+    }
+    long long v = PyLong_AsLongLong(value);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    int type = pol->task_fields[idx].type;
+    if (v < (type == PS_F_I32 ? INT32_MIN : 0) || v > (type == PS_F_U32 ? UINT32_MAX : INT32_MAX)) {
+      PyErr_Format(PyExc_ValueError, "%s=%lld is outside the field's range", fname, v);
+      return NULL;
+    }
+    fields[ninit] = idx;
+    values[ninit++] = v;
+  }
+  if (time_slice < 0 || time_slice > 1000000) return raise_value("time_slice outside 1..1000000");
   if (prog < 0 || prog >= self->m.nprogs) return raise_value("unknown program id");
   if (nice < -20 || nice > 19) return raise_value("nice outside -20..19");
   if (policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR) return raise_value("unknown scheduling policy");
@@ -381,7 +413,8 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   if (cpu >= self->m.ncpu || (cpu >= 0 && !(mask >> cpu & 1)))
     return raise_value("cpu is not one of the task's allowed CPUs");
   char err[PS_ERRLEN];
-  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask & all, cpu, err, sizeof err);
+  int pid = ps_spawn_init(&self->m, &self->d, prog, name, nice, policy, rt, mask & all, cpu, ninit,
+                          fields, values, time_slice, err, sizeof err);
   if (pid < 0) return raise_value(err);
   return PyLong_FromLong(pid);
 }
@@ -569,6 +602,26 @@ static PyObject *Sim_runqueue(SimObject *self, PyObject *arg) {
   return d;
 }
 
+/* queue(cpu) -> [(array, prio, pid)] in scheduling order (policy.h, dump) */
+static PyObject *Sim_queue(SimObject *self, PyObject *arg) {
+  READY(self);
+  long cpu = PyLong_AsLong(arg);
+  if (cpu == -1 && PyErr_Occurred()) return NULL;
+  if (cpu < 0 || cpu >= self->m.ncpu) return raise_value("cpu out of range");
+  int max = self->d.ntask;
+  int32_t *buf = PyMem_Malloc((size_t)max * 3 * sizeof(int32_t));
+  if (!buf) return PyErr_NoMemory();
+  int n = self->m.policy->dump(&self->m, &self->d, (int)cpu, buf, max);
+  PyObject *l = PyList_New(n);
+  for (int i = 0; l && i < n; i++) {
+    PyObject *t = Py_BuildValue("(iii)", buf[3 * i], buf[3 * i + 1], buf[3 * i + 2]);
+    if (!t) { Py_CLEAR(l); break; }
+    PyList_SET_ITEM(l, i, t);
+  }
+  PyMem_Free(buf);
+  return l;
+}
+
 static PyObject *Sim_counters(SimObject *self, PyObject *noargs) {
   READY(self);
   return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i}", "starving_expiries",
@@ -632,6 +685,7 @@ static PyMethodDef Sim_methods[] = {
     {"samples", (PyCFunction)Sim_samples, METH_NOARGS, "series samples as bytes"},
     {"clear", (PyCFunction)Sim_clear, METH_NOARGS, "empty the recorded buffers"},
     {"runqueue", (PyCFunction)Sim_runqueue, METH_O, "dict of a CPU's runqueue fields"},
+    {"queue", (PyCFunction)Sim_queue, METH_O, "[(array, prio, pid)] of a CPU in order"},
     {"counters", (PyCFunction)Sim_counters, METH_NOARGS, "global counters and warnings"},
     {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (AssertionError)"},
     {"copy", (PyCFunction)Sim_copy, METH_NOARGS, "deep copy (branch the run)"},

@@ -112,6 +112,11 @@ struct psPolicy {
   /* setscheduler; policy and rt_priority already validated. */
   void (*set_scheduler)(const psModel *m, psData *d, psTask *p, int policy, int rt_priority);
 
+  /* The queued tasks of `cpu` in the order schedule() would consider them:
+   * (array, prio, pid) triples, array 0 for the active (or only) queue and 1
+   * for the expired one; at most max triples; returns how many. */
+  int (*dump)(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
+
   /* Invariants of the policy's runqueues; 0, or -1 with a message. */
   int (*check)(const psModel *m, const psData *d, char *err, int errlen);
 };

@@ -185,11 +185,11 @@ static void init_static(psTask *p) {
   p->prio = p->policy == PS_SCHED_NORMAL ? p->static_prio : MAX_RT_PRIO - 1 - p->rt_priority;
 }
 
-/* sim.spawn: sleep_avg 0, a full timeslice, prio = effective_prio, then a
- * plain enqueue; preempt the CPU's task if the new one has a better prio. */
+/* sim.spawn: sleep_avg 0 (or as the caller set it), a full timeslice,
+ * prio = effective_prio, then a plain enqueue; preempt the CPU's task if the
+ * new one has a better prio. */
 static int task_spawn_o1(const psModel *m, psData *d, psTask *p) {
   o1_task *pt = O1(p);
-  memset(pt, 0, sizeof(*pt));
   init_static(p);
   pt->last_run = jiffies32(d);
   p->time_slice = task_timeslice(m, p);
@@ -390,6 +390,21 @@ static void set_scheduler_o1(const psModel *m, psData *d, psTask *p, int policy,
     __activate_task(m, d, p);
 }
 
+static int dump_o1(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
+  const o1_rq *rq = RQ(m, d, cpu);
+  int n = 0;
+  for (int a = 0; a < 2; a++) {
+    const psPrioArray *arr = &rq->arrays[a ? !rq->active : rq->active];
+    for (int k = 0; k < MAX_PRIO; k++)
+      for (int32_t i = arr->head[k]; i >= 0 && n < max; i = d->task[i].run_next, n++) {
+        out[3 * n] = a;
+        out[3 * n + 1] = k;
+        out[3 * n + 2] = d->task[i].pid;
+      }
+  }
+  return n;
+}
+
 /* Invariants: per runqueue, lists and bitmap agree, nr_active and
  * nr_running count what is queued, every queued task sits in its prio list. */
 static int check_o1(const psModel *m, const psData *d, char *err, int errlen) {
@@ -492,5 +507,6 @@ const psPolicy ps_policy_o1 = {
     .yield = yield_o1,
     .set_nice = set_nice_o1,
     .set_scheduler = set_scheduler_o1,
+    .dump = dump_o1,
     .check = check_o1,
 };

@@ -146,6 +146,7 @@ const psPolicy *ps_policy(int i);
 extern const psFieldInfo ps_task_fields[];
 extern const int ps_ntask_fields;
 int64_t psu_field_read(const void *base, const psFieldInfo *f);
+void psu_field_write(void *base, const psFieldInfo *f, int64_t v);
 
 /* ---- model (model.c) ---- */
 /* Build a model for `preset` with defaults; 0 or -1 with err. */
@@ -170,6 +171,13 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src);
 /* Create a task running program `prog`; returns its pid or -1 with err. */
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
              int rt_priority, uint64_t cpus_allowed, int cpu, char *err, int errlen);
+/* ps_spawn with initial values: policy task fields (index, value) set
+ * before the policy initialises the task (e.g. sleep_avg), and a
+ * time_slice (>= 1, or 0 for the policy's) set after it. */
+int ps_spawn_init(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
+                  int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
+                  const int32_t *init_field, const int64_t *init_value, int time_slice,
+                  char *err, int errlen);
 /* Advance to t_end (inclusive): every event due at or before t_end is
  * delivered.  0, or -1 with err (the state is consistent at the instant of
  * the failure and the run can continue once the cause is removed). */

@@ -169,9 +169,11 @@ class Simulator:
         return mask
 
     def spawn(self, program, *, name=None, nice=0, policy="normal", rt_priority=0,
-              cpus_allowed=None, cpu=None):
+              cpus_allowed=None, cpu=None, init=None, time_slice=None):
         """Create a task running `program`; returns its pid.  It starts with
-        sleep_avg 0, a full timeslice and prio = effective_prio."""
+        sleep_avg 0, a full timeslice and prio = effective_prio, unless `init`
+        sets policy fields first (e.g. ``init={"sleep_avg": 9500}``, from
+        which prio is then computed) or `time_slice` overrides the slice."""
         if not isinstance(program, Program):
             raise TypeError(f"spawn needs a Program, not {type(program).__name__}")
         if name is None:
@@ -190,9 +192,18 @@ class Simulator:
             _check_int("cpu", cpu, 0, self.cpus - 1)
             if not mask >> cpu & 1:
                 raise ValueError(f"cpu={cpu} is not in cpus_allowed")
+        if init is None:
+            init = {}
+        if not isinstance(init, dict):
+            raise TypeError(f"init must be a dict of task fields, not {type(init).__name__}")
+        for k, v in init.items():
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"init[{k!r}] must be an int, not {type(v).__name__}")
+        if time_slice is not None:
+            _check_int("time_slice", time_slice, 1, 1_000_000)
         prog = self._program_id(program)
         return self._core.spawn(prog, name, nice, POLICIES[policy], rt_priority, mask,
-                                -1 if cpu is None else cpu)
+                                -1 if cpu is None else cpu, init, time_slice or 0)
 
     def source(self, channel, *, every_ms=None, every_us=None, poisson_ms=None, start_ms=None,
                count=None):
@@ -350,6 +361,13 @@ class Simulator:
         """The runqueue of `cpu`: curr, nr_running, expired_timestamp ..."""
         _check_int("cpu", cpu, 0, self.cpus - 1)
         return self._core.runqueue(cpu)
+
+    def queue(self, cpu=0):
+        """The runqueue of `cpu` in the order schedule() considers it: a list
+        of (array, prio, pid) with array "active" or "expired"."""
+        _check_int("cpu", cpu, 0, self.cpus - 1)
+        return [("active" if a == 0 else "expired", prio, pid)
+                for a, prio, pid in self._core.queue(cpu)]
 
     def counters(self):
         """Global counters: forks, exits, starving expiries, dropped records ..."""
