@@ -17,7 +17,8 @@ def build(preset, seed=0):
     # mouse motion every 10 ms: X renders 4 ms and wakes the client, which works 1 ms
     roles[sim.spawn(Program().loop().wait("mouse").run(ms=4).post("client").end(), name="X")] = (
         "server: 4 ms per mouse event")
-    roles[sim.spawn(programs.x_client("client", 1), name="xterm")] = "client of X: 1 ms per event"
+    roles[sim.spawn(Program().loop().wait("client").run(ms=1).end(), name="xterm")] = (
+        "client of X: 1 ms per event")
     sim.source("mouse", every_ms=10)
     return sim, roles
 

@@ -1,4 +1,5 @@
 """A small library of workload programs."""
+from .dist import exponential, uniform
 from .program import Program
 
 
@@ -12,12 +13,23 @@ def interactive(run_ms, sleep_ms):
     return Program().loop().run(ms=run_ms).sleep(ms=sleep_ms).end()
 
 
-def x_server(channel="input", reply="client", run_ms=4):
-    """An X-like server: for each input event it computes run_ms and posts
-    the client it serves."""
-    return Program().loop().wait(channel).run(ms=run_ms).post(reply).end()
+def x_server(request="xreq", reply="xreply", work_ms=uniform(2, 6)):
+    """An X-like server: for each request it computes work_ms, then wakes
+    the client waiting longest on `reply` (a process-context wakeup)."""
+    return Program().loop().wait(request).run(ms=work_ms).post(reply).end()
 
 
-def x_client(channel="client", run_ms=1):
-    """A client that sleeps until the server posts it, then computes a little."""
-    return Program().loop().wait(channel).run(ms=run_ms).end()
+def x_client(request="xreq", reply="xreply", think_ms=exponential(200), work_ms=1):
+    """A client of x_server that mostly sleeps: it thinks (sleeps) think_ms,
+    asks the server, waits for the reply and computes work_ms."""
+    return (Program().loop().sleep(ms=think_ms).post(request).wait(reply).run(ms=work_ms)
+            .end())
+
+
+def kernel_compile(jobs=4, done="ccdone", cc_ms=uniform(100, 600), io_ms=exponential(3)):
+    """A `make -j jobs`-like load: make forks `jobs` compiler processes and
+    forks a new one whenever one exits.  Each cc reads its source (io),
+    computes cc_ms with two short reads in between, reports and exits."""
+    cc = (Program().io(ms=io_ms).run(ms=cc_ms).io(ms=io_ms).run(ms=cc_ms).io(ms=io_ms)
+          .post(done).exit())
+    return Program().fork(cc, n=jobs).loop().wait(done).fork(cc).end()
