@@ -6,7 +6,7 @@ import pytest
 import pysched as ps
 
 
-def serve(preset, params, seconds=60, seed=1):
+def serve(preset, params, seconds=120, seed=1, warmup=30):
     sim = ps.Simulator(preset, seed=seed, params=params)
     sim.spawn(ps.programs.kernel_compile(jobs=4), name="make")
     x = sim.spawn(ps.programs.x_server(), name="X")
@@ -14,8 +14,10 @@ def serve(preset, params, seconds=60, seed=1):
     clients.append(sim.spawn(ps.Program().loop().sleep(ms=10).post("xreq").wait("xreply")
                              .run(us=500).end()))
     sim.run(seconds=seconds)
-    lat = np.concatenate([sim.latencies(c) for c in clients])
-    return sim.task(x), lat
+    # after the warm-up, in which every task's sleep_avg builds up from 0
+    rec = sim.latencies()
+    rec = rec[np.isin(rec["pid"], clients) & (rec["time_ns"] > warmup * 1e9)]
+    return sim.task(x), rec["latency_ns"]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,10 @@ def test_the_back_boost_gives_the_server_the_sleep_credit_of_its_clients(with_an
 
 def test_the_back_boost_lets_the_server_keep_up_under_a_compile(with_and_without):
     (x_on, lat_on), (x_off, lat_off) = with_and_without
-    # it serves more requests, with far shorter worst-case waits for its clients
+    # it serves more requests, and its clients' 99th-percentile wait stays
+    # within a few ticks (without the bonus it reaches tens to hundreds of ms,
+    # depending on the seed)
     assert len(lat_on) > 1.3 * len(lat_off)
-    assert np.percentile(lat_on, 99) < 0.2 * np.percentile(lat_off, 99)
+    assert np.percentile(lat_on, 99) < 10e6
+    assert np.percentile(lat_on, 99) < np.percentile(lat_off, 99)
     assert x_on.cpu_ns > x_off.cpu_ns
