@@ -7,7 +7,7 @@ import os
 
 from setuptools import Extension, setup
 
-cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"]
+cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "-Wno-unused-parameter"]
 ldflags = []
 if os.environ.get("PYSCHED_SANITIZE"):
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]

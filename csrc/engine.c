@@ -124,6 +124,7 @@ static void task_blank(psTask *t) {
   t->run_next = t->run_prev = t->lru_next = t->lru_prev = -1;
   t->wait_chan = -1;
   t->wait_next = -1;
+  t->migrate_to = -1;
   t->woken_ns = -1;
   t->exit_ns = -1;
   t->acct = PS_ACCT_NONE;
@@ -427,6 +428,7 @@ int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   c->burst_left_ns = 0;
   c->op_left = 0;
   c->wait_chan = c->wait_next = -1;
+  c->migrate_to = -1;
   c->rng = fresh.rng;
   c->acct = PS_ACCT_WAIT;
   c->since_ns = d->now_ns;
@@ -480,6 +482,12 @@ static void schedule(const psModel *m, psData *d, int c) {
   psTask *prev = &d->task[cpu->curr];
   m->policy->put_prev(m, d, prev);
   if (prev->state != PS_TASK_RUNNING && prev->array >= 0) m->policy->deactivate(m, d, prev);
+  if (prev->migrate_to >= 0) {
+    /* its affinity changed while it ran: the migration thread moves it now */
+    int dest = prev->migrate_to;
+    prev->migrate_to = -1;
+    if (prev->exit_ns < 0) m->policy->migrate(m, d, prev, dest);
+  }
   psTask *next = m->policy->pick_next(m, d, c);
   cpu->need_resched = 0;
   if (next == prev) return;
@@ -696,6 +704,30 @@ int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_pri
   psTask *t = live_task(m, d, pid, err, errlen);
   if (!t) return -1;
   m->policy->set_scheduler(m, d, t, policy, rt_priority);
+  return 0;
+}
+
+int ps_set_affinity(const psModel *m, psData *d, int pid, uint64_t mask, char *err, int errlen) {
+  psTask *t = live_task(m, d, pid, err, errlen);
+  if (!t) return -1;
+  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+  if (!(mask & all)) {
+    snprintf(err, errlen, "cpus_allowed names no CPU of this machine (CPUs 0..%d)", m->ncpu - 1);
+    return -1;
+  }
+  t->cpus_allowed = mask & all;
+  if (t->cpus_allowed >> t->cpu & 1) {
+    t->migrate_to = -1;
+    return 0;
+  }
+  /* set_cpus_allowed: to the lowest allowed CPU */
+  int dest = __builtin_ctzll(t->cpus_allowed);
+  if (d->cpu[t->cpu].curr == ps_index(d, t)) {
+    t->migrate_to = dest;
+    ps_resched_cpu(d, t->cpu);
+  } else {
+    m->policy->migrate(m, d, t, dest);
+  }
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "policy_houston.h"
 #include "policy_o1.h"
 #include "pysched.h"
 
@@ -159,30 +160,95 @@ static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
                        (Py_ssize_t)sizeof(psSampleRec));
 }
 
+/* A model of `preset` at `hz` with `params` applied, for the formula calls. */
+static int formula_model(psModel *m, const char *preset, const psPolicy *want, int hz, PyObject *params) {
+  const psPreset *pre = find_preset(preset);
+  if (!pre) return -1;
+  if (pre->policy != want) {
+    PyErr_Format(PyExc_ValueError, "preset '%s' is not of the %s policy", preset, want->name);
+    return -1;
+  }
+  char err[PS_ERRLEN];
+  if (ps_model_init(m, pre, 1, hz, 0, err, sizeof err)) {
+    PyErr_SetString(PyExc_ValueError, err);
+    return -1;
+  }
+  if (apply_params(m, params)) {
+    ps_model_free(m);
+    return -1;
+  }
+  return 0;
+}
+
 /* o1_formula(name, preset, params, a, b) -> int: the policy's own C. */
 static PyObject *mod_o1_formula(PyObject *self, PyObject *args) {
   const char *fn, *preset;
   PyObject *params;
-  long long a, b, c = 0, e = 0;
-  if (!PyArg_ParseTuple(args, "ssOLL|LL", &fn, &preset, &params, &a, &b, &c, &e)) return NULL;
-  const psPreset *pre = find_preset(preset);
-  if (!pre) return NULL;
-  if (pre->policy != &ps_policy_o1)
-    return raise_value("o1 formulas need a preset of the O(1) family");
+  long long a, b, c = 0;
+  if (!PyArg_ParseTuple(args, "ssOLL|L", &fn, &preset, &params, &a, &b, &c)) return NULL;
   psModel m;
-  char err[PS_ERRLEN];
-  if (ps_model_init(&m, pre, 1, 1000, 0, err, sizeof err)) return raise_value(err);
-  if (apply_params(&m, params)) return NULL;
+  if (formula_model(&m, preset, &ps_policy_o1, 1000, params)) return NULL;
   long r;
   if (!strcmp(fn, "effective_prio")) r = ps_o1_effective_prio(&m, (int)a, (uint32_t)b);
   else if (!strcmp(fn, "task_timeslice")) r = ps_o1_task_timeslice(&m, (int)a);
   else if (!strcmp(fn, "task_interactive")) r = ps_o1_task_interactive(&m, (int)a, (int)b);
   else if (!strcmp(fn, "expired_starving"))
     r = ps_o1_expired_starving(&m, (uint32_t)a, (uint32_t)b, (uint32_t)c);
-  else return raise_value("unknown o1 formula");
-  (void)e;
+  else {
+    ps_model_free(&m);
+    return raise_value("unknown o1 formula");
+  }
   ps_model_free(&m);
   return PyLong_FromLong(r);
+}
+
+/* houston_formula(name, hz, params, a, b, c) -> int: houston_math.c itself,
+ * with the constants of houston-2003 at hz with params applied. */
+static PyObject *mod_houston_formula(PyObject *self, PyObject *args) {
+  const char *fn;
+  int hz;
+  PyObject *params;
+  long long a, b = 0, c = 0;
+  if (!PyArg_ParseTuple(args, "siOL|LL", &fn, &hz, &params, &a, &b, &c)) return NULL;
+  psModel m;
+  if (formula_model(&m, "houston-2003", &ps_policy_houston, hz, params)) return NULL;
+  const houston_const *k = ps_houston_const(&m);
+  long long r;
+  if (!strcmp(fn, "decay_value")) r = houston_decay_value(k, (int32_t)a, (int32_t)b, (int32_t)c);
+  else if (!strcmp(fn, "get_increment")) r = houston_get_increment(k, (int32_t)a, (int32_t)b);
+  else if (!strcmp(fn, "effective_prio"))
+    r = houston_effective_prio(k, (uint32_t)a, (int32_t)b, (uint32_t)c);
+  else if (!strcmp(fn, "estimate_run_avg")) r = houston_estimate_run_avg(k, (int32_t)a, (int32_t)b);
+  else if (!strcmp(fn, "task_timeslice")) r = houston_task_timeslice(k, (int32_t)a, (int32_t)b, (int)c);
+  else if (!strcmp(fn, "update_prio_avg")) r = houston_update_prio_avg(k, (uint32_t)a, (int32_t)b);
+  else {
+    ps_model_free(&m);
+    return raise_value("unknown houston formula");
+  }
+  ps_model_free(&m);
+  return PyLong_FromLongLong(r);
+}
+
+/* houston_constants(hz, params) -> dict of every houston_const field. */
+static PyObject *mod_houston_constants(PyObject *self, PyObject *args) {
+  int hz;
+  PyObject *params;
+  if (!PyArg_ParseTuple(args, "iO", &hz, &params)) return NULL;
+  psModel m;
+  if (formula_model(&m, "houston-2003", &ps_policy_houston, hz, params)) return NULL;
+  const houston_const *k = ps_houston_const(&m);
+  PyObject *d = PyDict_New();
+#define PUT(f)                                                      \
+  if (d) {                                                          \
+    PyObject *v = PyLong_FromLong((long)k->f);                      \
+    if (!v || PyDict_SetItemString(d, #f, v)) Py_CLEAR(d);          \
+    Py_XDECREF(v);                                                  \
+  }
+  HOUSTON_PRIMARY_FIELDS(PUT)
+  HOUSTON_DERIVED_FIELDS(PUT)
+#undef PUT
+  ps_model_free(&m);
+  return d;
 }
 
 /* ---- the Sim type ---- */
@@ -483,6 +549,16 @@ static PyObject *Sim_setscheduler(SimObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
+  READY(self);
+  int pid;
+  unsigned long long mask;
+  if (!PyArg_ParseTuple(args, "iK", &pid, &mask)) return NULL;
+  char err[PS_ERRLEN];
+  if (ps_set_affinity(&self->m, &self->d, pid, mask, err, sizeof err)) return raise_value(err);
+  Py_RETURN_NONE;
+}
+
 /* task(pid) -> dict of every generic and policy field, plus name. */
 static PyObject *task_dict(SimObject *self, const psTask *t) {
   PyObject *d = PyDict_New();
@@ -678,6 +754,7 @@ static PyMethodDef Sim_methods[] = {
     {"step", (PyCFunction)Sim_step, METH_O, "advance by n ticks"},
     {"renice", (PyCFunction)Sim_renice, METH_VARARGS, "set_user_nice"},
     {"setscheduler", (PyCFunction)Sim_setscheduler, METH_VARARGS, "sched_setscheduler"},
+    {"set_affinity", (PyCFunction)Sim_set_affinity, METH_VARARGS, "set_cpus_allowed"},
     {"task", (PyCFunction)Sim_task, METH_O, "dict of a task's fields"},
     {"table", (PyCFunction)Sim_table, METH_NOARGS, "(field names, int64 rows, task names)"},
     {"events", (PyCFunction)Sim_events, METH_NOARGS, "event records as bytes"},
@@ -716,6 +793,8 @@ static PyMethodDef module_methods[] = {
     {"policy_info", mod_policy_info, METH_VARARGS, "policy_info(preset, hz=1000)"},
     {"record_layouts", mod_record_layouts, METH_NOARGS, "layouts of the record types"},
     {"o1_formula", mod_o1_formula, METH_VARARGS, "o1_formula(name, preset, params, a, b[, c])"},
+    {"houston_formula", mod_houston_formula, METH_VARARGS, "houston_formula(name, hz, params, a[, b, c])"},
+    {"houston_constants", mod_houston_constants, METH_VARARGS, "houston_constants(hz, params)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -112,6 +112,11 @@ struct psPolicy {
   /* setscheduler; policy and rt_priority already validated. */
   void (*set_scheduler)(const psModel *m, psData *d, psTask *p, int policy, int rt_priority);
 
+  /* set_cpus_allowed: move p, which is not running, to CPU dest (p is
+   * queued: to dest's runqueue, with a preemption check; p sleeps: it will
+   * wake there). */
+  void (*migrate)(const psModel *m, psData *d, psTask *p, int dest);
+
   /* The queued tasks of `cpu` in the order schedule() would consider them:
    * (array, prio, pid) triples, array 0 for the active (or only) queue and 1
    * for the expired one; at most max triples; returns how many. */

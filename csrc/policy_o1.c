@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "balance_o1.h"
 #include "engine_internal.h"
 #include "policy_o1.h"
 #include "prio_array.h"
@@ -15,19 +16,12 @@
 #define MAX_USER_PRIO 40
 #define NICE_TO_PRIO(n) (MAX_RT_PRIO + (n) + 20)
 
-typedef struct o1_rq {
-  psPrioArray arrays[2];
-  int32_t active;               /* index of rq->active in arrays; the other is expired */
-  uint32_t nr_running;          /* queued tasks, the running one included */
-  uint32_t nr_uninterruptible;
-  uint32_t expired_timestamp;   /* jiffies when the first task expired, 0 if none */
-  int64_t nr_array_switches;
-} o1_rq;
+
 
 #define P(name) (m->param[O1_##name])
 
 static inline o1_task *O1(psTask *p) { return (o1_task *)p->priv; }
-static inline o1_rq *RQ(const psModel *m, const psData *d, int cpu) { return ps_rq(m, d, cpu); }
+static inline o1_runqueue *RQ(const psModel *m, const psData *d, int cpu) { return o1_runqueue_of(m, d, cpu); }
 static inline int rt_task(const psTask *p) { return p->prio < MAX_RT_PRIO; }
 static inline uint32_t jiffies32(const psData *d) { return (uint32_t)d->jiffies; }
 
@@ -102,13 +96,13 @@ static void dequeue_task(const psModel *m, psData *d, psTask *p) {
 }
 
 static void __activate_task(const psModel *m, psData *d, psTask *p) {
-  o1_rq *rq = RQ(m, d, p->cpu);
+  o1_runqueue *rq = RQ(m, d, p->cpu);
   enqueue_task(m, d, p, rq->active);
   rq->nr_running++;
 }
 
 static void deactivate_task(const psModel *m, psData *d, psTask *p) {
-  o1_rq *rq = RQ(m, d, p->cpu);
+  o1_runqueue *rq = RQ(m, d, p->cpu);
   rq->nr_running--;
   if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
   dequeue_task(m, d, p);
@@ -174,7 +168,7 @@ static int configure_o1(psModel *m, char *err, int errlen) {
 }
 
 static void init_rq_o1(const psModel *m, psData *d, int cpu) {
-  o1_rq *rq = RQ(m, d, cpu);
+  o1_runqueue *rq = RQ(m, d, cpu);
   memset(rq, 0, sizeof(*rq));
   psu_array_init(&rq->arrays[0], MAX_PRIO);
   psu_array_init(&rq->arrays[1], MAX_PRIO);
@@ -198,14 +192,24 @@ static int task_spawn_o1(const psModel *m, psData *d, psTask *p) {
   return p->prio < ps_curr(d, p->cpu)->prio;
 }
 
+static const uint32_t *last_run_of(const psTask *p) { return &((const o1_task *)p->priv)->last_run; }
+
+static o1_balance_ops balance_ops(const psModel *m) {
+  o1_balance_ops ops = {0, (int)P(pull_equal_prio_preempt), 0, (uint32_t)P(cache_decay_ticks),
+                        (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks), 0,
+                        last_run_of};
+  return ops;
+}
+
 static void rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
-  /* one CPU: nothing to balance */
-  (void)m; (void)d; (void)cpu; (void)idle;
+  if (m->ncpu == 1) return;
+  o1_balance_ops ops = balance_ops(m);
+  o1_rebalance_tick(m, d, &ops, cpu, idle);
 }
 
 /* scheduler_tick (§5.1), charged to the CPU's current task. */
 static void tick_o1(const psModel *m, psData *d, int cpu) {
-  o1_rq *rq = RQ(m, d, cpu);
+  o1_runqueue *rq = RQ(m, d, cpu);
   psTask *p = ps_curr(d, cpu);
   o1_task *pt = O1(p);
   if (p->is_idle) {
@@ -267,7 +271,11 @@ static void deactivate_o1(const psModel *m, psData *d, psTask *prev) { deactivat
 
 /* schedule(), steps 3-5 (§5.2). */
 static psTask *pick_next_o1(const psModel *m, psData *d, int cpu) {
-  o1_rq *rq = RQ(m, d, cpu);
+  o1_runqueue *rq = RQ(m, d, cpu);
+  if (!rq->nr_running && m->ncpu > 1) {
+    o1_balance_ops ops = balance_ops(m);
+    o1_load_balance(m, d, &ops, cpu, 1);
+  }
   if (!rq->nr_running) {
     rq->expired_timestamp = 0;
     return &d->task[d->cpu[cpu].idle];
@@ -286,7 +294,8 @@ static psTask *pick_next_o1(const psModel *m, psData *d, int cpu) {
 
 /* try_to_wake_up, steps 2-4 and 6 (§5.4). */
 static int wakeup_o1(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  o1_rq *rq = RQ(m, d, p->cpu);
+  if (sync) o1_sync_fast_migrate(m, d, p, waker);
+  o1_runqueue *rq = RQ(m, d, p->cpu);
   if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
   if (sync && !P(sync_wakeup_credit)) {
     __activate_task(m, d, p);
@@ -307,7 +316,7 @@ static int wakeup_o1(const psModel *m, psData *d, psTask *p, psTask *waker, int 
 /* copy_process's slice split and wake_up_forked_process (§5.6). */
 static void task_fork_o1(const psModel *m, psData *d, psTask *parent, psTask *p) {
   o1_task *pt = O1(p), *ppt = O1(parent);
-  o1_rq *rq = RQ(m, d, parent->cpu);
+  o1_runqueue *rq = RQ(m, d, parent->cpu);
   pt->bonus_given = pt->bonus_received = pt->nr_expired = pt->nr_reinserted = 0;
   p->time_slice = (parent->time_slice + 1) >> 1;
   pt->first_time_slice = 1;
@@ -353,7 +362,7 @@ static void task_exit_o1(const psModel *m, psData *d, psTask *p, psTask *parent)
 
 /* sys_sched_yield (§5.8). */
 static void yield_o1(const psModel *m, psData *d, psTask *p) {
-  o1_rq *rq = RQ(m, d, p->cpu);
+  o1_runqueue *rq = RQ(m, d, p->cpu);
   int array = p->array;
   dequeue_task(m, d, p);
   enqueue_task(m, d, p, rt_task(p) ? array : !rq->active);
@@ -390,8 +399,17 @@ static void set_scheduler_o1(const psModel *m, psData *d, psTask *p, int policy,
     __activate_task(m, d, p);
 }
 
+static void migrate_o1(const psModel *m, psData *d, psTask *p, int dest) {
+  if (p->array < 0) {
+    p->cpu = dest;
+    return;
+  }
+  o1_balance_ops ops = balance_ops(m);
+  o1_migrate(m, d, &ops, p, dest);
+}
+
 static int dump_o1(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
-  const o1_rq *rq = RQ(m, d, cpu);
+  const o1_runqueue *rq = RQ(m, d, cpu);
   int n = 0;
   for (int a = 0; a < 2; a++) {
     const psPrioArray *arr = &rq->arrays[a ? !rq->active : rq->active];
@@ -409,7 +427,7 @@ static int dump_o1(const psModel *m, const psData *d, int cpu, int32_t *out, int
  * nr_running count what is queued, every queued task sits in its prio list. */
 static int check_o1(const psModel *m, const psData *d, char *err, int errlen) {
   for (int c = 0; c < m->ncpu; c++) {
-    const o1_rq *rq = RQ(m, d, c);
+    const o1_runqueue *rq = RQ(m, d, c);
     uint32_t queued = 0;
     for (int a = 0; a < 2; a++) {
       const psPrioArray *arr = &rq->arrays[a];
@@ -472,13 +490,14 @@ static const psFieldInfo o1_task_fields[] = {
     TF(nr_reinserted, PS_F_I64, "expiries reinserted into the active array (interactive)"),
 };
 
-#define RF(name, type, doc) {#name, type, offsetof(o1_rq, name), doc}
+#define RF(name, type, doc) {#name, type, offsetof(o1_runqueue, name), doc}
 static const psFieldInfo o1_rq_fields[] = {
     RF(active, PS_F_I32, "index of the active array"),
     RF(nr_running, PS_F_U32, "runnable tasks, the running one included"),
     RF(nr_uninterruptible, PS_F_U32, "tasks in uninterruptible sleep"),
     RF(expired_timestamp, PS_F_U32, "jiffies of the first expiry since the last array switch"),
     RF(nr_array_switches, PS_F_I64, "active/expired swaps"),
+    RF(nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others"),
 };
 
 _Static_assert(sizeof(o1_task) <= PS_TASK_PRIV, "o1_task must fit psTask.priv");
@@ -492,7 +511,7 @@ const psPolicy ps_policy_o1 = {
     .ntask_fields = (int)(sizeof(o1_task_fields) / sizeof(o1_task_fields[0])),
     .rq_fields = o1_rq_fields,
     .nrq_fields = (int)(sizeof(o1_rq_fields) / sizeof(o1_rq_fields[0])),
-    .rq_size = sizeof(o1_rq),
+    .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
     .configure = configure_o1,
     .init_rq = init_rq_o1,
@@ -507,6 +526,7 @@ const psPolicy ps_policy_o1 = {
     .yield = yield_o1,
     .set_nice = set_nice_o1,
     .set_scheduler = set_scheduler_o1,
+    .migrate = migrate_o1,
     .dump = dump_o1,
     .check = check_o1,
 };

@@ -8,6 +8,14 @@
 
 extern const psPolicy ps_policy_o1;
 
+/* The SMP balancer's parameters, shared with Houston's policy (§2, §5.10). */
+#define O1_BALANCE_PARAMS(X)                                                                    \
+  X(cache_decay_ticks, 1, 0, 1000000, 0, "ticks",                                               \
+    "cache_decay_ticks: a task descheduled this recently is cache-hot and stays (i386: 0 for "  \
+    "128 kB L2, 1 for 512 kB, 5 for a 2 MB Xeon)")                                              \
+  X(idle_rebalance_ticks, 1, 1, 1000000, 1, "ticks", "IDLE_REBALANCE_TICK (HZ/1000 or 1)")      \
+  X(busy_rebalance_ticks, 200, 1, 1000000, 1, "ticks", "BUSY_REBALANCE_TICK (HZ/5)")
+
 /* The parameters, in table order (one X-macro list in policy_o1.c). */
 #define O1_PARAMS(X)                                                                            \
   X(max_timeslice, 300, 1, 1000000, 1, "ticks",                                                  \
@@ -47,7 +55,8 @@ extern const psPolicy ps_policy_o1;
   X(setscheduler_activate, 1, 0, 1, 0, "bool",                                                   \
     "setscheduler requeues by a full activation that credits sleep (2.5.64); 0: plain enqueue")  \
   X(starvation_limit_guard, 0, 0, 1, 0, "bool",                                                  \
-    "STARVATION_LIMIT = 0 turns the starvation check off (bk4); 0: it means 1 tick (2.5.64)")
+    "STARVATION_LIMIT = 0 turns the starvation check off (bk4); 0: it means 1 tick (2.5.64)")   \
+  O1_BALANCE_PARAMS(X)
 
 enum {
 #define O1_ENUM(name, ...) O1_##name,

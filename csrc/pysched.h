@@ -188,6 +188,9 @@ static inline int64_t ps_jiffy_time(const psModel *m, uint64_t j) { return (int6
 int ps_renice(const psModel *m, psData *d, int pid, int nice, char *err, int errlen);
 int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_priority,
                     char *err, int errlen);
+/* set_cpus_allowed: a task outside its new mask moves to the lowest allowed
+ * CPU (at once, or when it next leaves the CPU if it is running). */
+int ps_set_affinity(const psModel *m, psData *d, int pid, uint64_t mask, char *err, int errlen);
 /* Engine and policy invariants; 0 or -1 with err. */
 int ps_check(const psModel *m, const psData *d, char *err, int errlen);
 

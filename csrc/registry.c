@@ -1,9 +1,10 @@
 /* The registered policies and presets: a new policy is one line here. */
 #include <string.h>
 
+#include "policy_houston.h"
 #include "policy_o1.h"
 
-static const psPolicy *const policies[] = {&ps_policy_o1};
+static const psPolicy *const policies[] = {&ps_policy_o1, &ps_policy_houston};
 
 /* Fact sheet §1: the version table, row by row. */
 static const psOverride o1_bk4[] = {
@@ -25,6 +26,8 @@ static const psPreset presets[] = {
     {"linux-2.5.64-bk4", &ps_policy_o1, {o1_bk4},
      "2.5.64-bk4: Ingo's interactivity changes and Linus's waker bonus (back-boost)"},
     {"linux-2.5.65", &ps_policy_o1, {o1_bk4, o1_65}, "2.5.65: bk4 plus the sleep_time - 1 credit fix (C4)"},
+    {"houston-2003", &ps_policy_houston, {NULL},
+     "Jim Houston's self-tuning scheduler (10 Mar 2003), on 2.5.64-bk4"},
 };
 
 int ps_npresets(void) { return (int)(sizeof(presets) / sizeof(presets[0])); }

@@ -49,6 +49,7 @@ typedef struct psTask {
   int32_t time_slice;         /* ticks left */
   int32_t cpu;                /* CPU it runs or last ran on */
   uint64_t cpus_allowed;      /* affinity mask */
+  int32_t migrate_to;         /* CPU to move to when it next leaves the CPU, -1 none */
   int32_t array;              /* priority array it is queued in: -1 none, else 0/1 */
   int32_t run_next, run_prev; /* links of its priority list (task indices) */
   int32_t lru_next, lru_prev; /* links of a policy's second list (Houston's run_list_lru) */

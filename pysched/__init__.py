@@ -9,7 +9,7 @@ in C, driven from Python::
     sim.run(seconds=1)
     sim.task(hog).prio
 """
-from . import o1, programs
+from . import analysis, houston, o1, programs
 from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
 from .dist import const, exponential, normal, uniform
 from .program import Program
@@ -19,7 +19,7 @@ from .simulator import Simulator, TaskView
 __version__ = "0.1.0"
 
 __all__ = [
-    "Simulator", "TaskView", "Program", "programs", "o1", "presets", "policies", "preset_params",
+    "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "preset_params",
     "ParamInfo", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE",
 ]

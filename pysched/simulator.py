@@ -48,7 +48,10 @@ class Simulator:
     preset : str
         One of ``pysched.presets()``, e.g. ``"linux-2.5.64"``.
     cpus : int
-        Number of CPUs (1 until SMP balancing lands).
+        Number of CPUs, 1..64, each with its runqueue and tick; the 2.5 load
+        balancer moves tasks between them.
+    stagger_ticks : bool
+        Tick CPU i at i/cpus of a tick after CPU 0 instead of all at once.
     hz : int
         Timer ticks per second; tick-valued parameters default to the
         kernel's HZ-relative values (2*HZ ...).
@@ -75,7 +78,7 @@ class Simulator:
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
                  switch_cost_ns=0, stagger_ticks=False):
         _check_preset(preset)
-        _check_int("cpus", cpus, 1, 1)
+        _check_int("cpus", cpus, 1, _core.MAX_CPUS)
         _check_int("hz", hz, 1, 100_000)
         if 10**9 % hz:
             raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
@@ -272,6 +275,12 @@ class Simulator:
             raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
         self._core.set_params({name: value})
 
+    def set_affinity(self, pid, cpus):
+        """set_cpus_allowed(pid, cpus): a task outside its new set moves to
+        the lowest allowed CPU (when it next leaves the CPU if it runs)."""
+        _check_int("pid", pid, 1, 2**31 - 1)
+        self._core.set_affinity(pid, self._cpus_mask(cpus))
+
     def renice(self, pid, nice):
         """set_user_nice(pid, nice)."""
         _check_int("pid", pid, 1, 2**31 - 1)
@@ -361,6 +370,16 @@ class Simulator:
         """The runqueue of `cpu`: curr, nr_running, expired_timestamp ..."""
         _check_int("cpu", cpu, 0, self.cpus - 1)
         return self._core.runqueue(cpu)
+
+    def cpu_stats(self):
+        """One row per CPU: cpu, ticks, busy_ticks, nr_switches, busy_ns,
+        nr_running, nr_balance_pulls."""
+        names = ["ticks", "busy_ticks", "nr_switches", "busy_ns", "nr_running", "nr_balance_pulls"]
+        out = np.zeros(self.cpus, dtype=[("cpu", np.int64)] + [(n, np.int64) for n in names])
+        for c in range(self.cpus):
+            rq = self._core.runqueue(c)
+            out[c] = (c, *[rq[n] for n in names])
+        return out
 
     def queue(self, cpu=0):
         """The runqueue of `cpu` in the order schedule() considers it: a list

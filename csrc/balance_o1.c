@@ -1,0 +1,147 @@
+/* The 2.5 load balancer (fact sheet §5.10 and §7): rebalance_tick,
+ * find_busiest_queue with the prev_cpu_load one-sample filter and the 25 %
+ * threshold, load_balance's scan (expired array first, best prio first,
+ * from the tail of each list), can_migrate_task and pull_task. */
+#include "balance_o1.h"
+
+#include "engine_internal.h"
+
+static int rt_task(const psTask *p) { return p->prio < 100; }
+
+void o1_enqueue(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int array) {
+  psu_enqueue_task(d->task, ps_index(d, p), &o1_runqueue_of(m, d, p->cpu)->arrays[array], array,
+                   ops->lru && !rt_task(p));
+}
+
+void o1_dequeue(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p) {
+  psu_dequeue_task(d->task, ps_index(d, p), &o1_runqueue_of(m, d, p->cpu)->arrays[p->array],
+                   ops->lru && !rt_task(p));
+}
+
+static void move_task(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int dest) {
+  int src = p->cpu;
+  o1_dequeue(m, d, ops, p);
+  o1_runqueue_of(m, d, src)->nr_running--;
+  p->cpu = dest;
+  o1_runqueue_of(m, d, dest)->nr_running++;
+  o1_enqueue(m, d, ops, p, o1_runqueue_of(m, d, dest)->active);
+  p->nr_migrations++;
+  ps_log(m, d, PS_EVT_MIGRATE, dest, p, src, p->prio, 0);
+}
+
+void o1_migrate(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int dest) {
+  move_task(m, d, ops, p, dest);
+  if (p->prio < ps_curr(d, dest)->prio) ps_resched_cpu(d, dest);
+}
+
+/* pull_task: into this CPU's active array, even from busiest's expired. */
+static void pull_task(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int cpu) {
+  move_task(m, d, ops, p, cpu);
+  o1_runqueue_of(m, d, cpu)->nr_balance_pulls++;
+  psTask *curr = ps_curr(d, cpu);
+  if (p->prio < curr->prio ||
+      (ops->equal_prio_preempt && p->prio == curr->prio && p->time_slice > curr->time_slice))
+    ps_resched_cpu(d, cpu);
+}
+
+/* find_busiest_queue by runqueue length; *imbalance is in tasks. */
+static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, uint32_t *imbalance) {
+  o1_runqueue *this_rq = o1_runqueue_of(m, d, cpu);
+  uint32_t nr_running;
+  if (idle || this_rq->nr_running > this_rq->prev_cpu_load[cpu])
+    nr_running = this_rq->nr_running;
+  else
+    nr_running = this_rq->prev_cpu_load[cpu];
+  int busiest = -1;
+  uint32_t max_load = 1;
+  for (int i = 0; i < m->ncpu; i++) {
+    o1_runqueue *src = o1_runqueue_of(m, d, i);
+    uint32_t load;
+    if (idle || src->nr_running < this_rq->prev_cpu_load[i])
+      load = src->nr_running;
+    else
+      load = this_rq->prev_cpu_load[i];
+    this_rq->prev_cpu_load[i] = src->nr_running;
+    if (load > max_load && i != cpu) {
+      busiest = i;
+      max_load = load;
+    }
+  }
+  if (busiest < 0) return -1;
+  /* unsigned long arithmetic, as in the kernel */
+  *imbalance = (max_load - nr_running) / 2;
+  /* it needs an at least ~25% imbalance to trigger balancing */
+  if (!idle && *imbalance < (max_load + 3) / 4) return -1;
+  if (o1_runqueue_of(m, d, busiest)->nr_running <= nr_running + 1) return -1;
+  return busiest;
+}
+
+/* The extension: the busiest CPU is the one whose prio_avg (how well its
+ * tasks have been running) exceeds this CPU's by prio_avg_imbalance, and
+ * one task moves per balance. */
+static int find_busiest_by_prio_avg(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu,
+                                    uint32_t *imbalance) {
+  uint32_t mine = o1_runqueue_of(m, d, cpu)->prio_avg;
+  int busiest = -1;
+  uint32_t best = mine + ops->prio_avg_imbalance;
+  for (int i = 0; i < m->ncpu; i++) {
+    o1_runqueue *src = o1_runqueue_of(m, d, i);
+    if (i != cpu && src->nr_running >= 2 && src->prio_avg > best) {
+      best = src->prio_avg;
+      busiest = i;
+    }
+  }
+  *imbalance = 1;
+  return busiest;
+}
+
+static int can_migrate_task(const psData *d, const o1_balance_ops *ops, const psTask *p,
+                            int busiest, int cpu) {
+  return (uint32_t)d->jiffies - *ops->last_run(p) > ops->cache_decay_ticks &&
+         ps_curr(d, busiest) != p && (p->cpus_allowed >> cpu & 1);
+}
+
+int o1_load_balance(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu, int idle) {
+  uint32_t imbalance = 0;
+  /* schedule() on an empty runqueue (idle=1) always pulls by length */
+  int busiest = ops->by_prio_avg && !idle ? find_busiest_by_prio_avg(m, d, ops, cpu, &imbalance)
+                                          : find_busiest_queue(m, d, cpu, idle, &imbalance);
+  if (busiest < 0) return 0;
+  o1_runqueue *src = o1_runqueue_of(m, d, busiest);
+  int expired = !src->active;
+  int a = src->arrays[expired].nr_active ? expired : src->active;
+  int pulled = 0;
+  for (;;) {
+    psPrioArray *array = &src->arrays[a];
+    for (int idx = psu_find_first_bit(array); idx < array->max_prio; idx++) {
+      int32_t i = array->tail[idx];
+      while (i >= 0) {
+        psTask *p = &d->task[i];
+        int32_t prev = p->run_prev;  /* pull_task unlinks p */
+        if (can_migrate_task(d, ops, p, busiest, cpu)) {
+          pull_task(m, d, ops, p, cpu);
+          pulled++;
+          if (idle || !--imbalance) return pulled;
+        }
+        i = prev;
+      }
+    }
+    if (a != expired) return pulled;
+    a = src->active;
+  }
+}
+
+void o1_rebalance_tick(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu, int idle) {
+  if (m->ncpu == 1) return;
+  uint64_t j = d->jiffies;
+  /* an idle CPU balances every IDLE_REBALANCE_TICK, but with idle=0 */
+  if (idle ? j % ops->idle_rebalance_ticks == 0 : j % ops->busy_rebalance_ticks == 0)
+    o1_load_balance(m, d, ops, cpu, 0);
+}
+
+void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {
+  if (!waker || p->cpu == waker->cpu || !(p->cpus_allowed >> waker->cpu & 1)) return;
+  ps_log(m, d, PS_EVT_MIGRATE, waker->cpu, p, p->cpu, p->prio, 1);
+  p->cpu = waker->cpu;
+  p->nr_migrations++;
+}

@@ -1,0 +1,573 @@
+/* Jim Houston's self-tuning scheduler, "[PATCH] self tuning scheduler",
+ * 10 Mar 2003 (../shared/seeds/001-patch-self-tuning-scheduler.patch),
+ * against linux-2.5.64-bk4.  Everything the patch does not touch is bk4
+ * (fact sheet §1, bk4 column), so this file follows policy_o1.c with the
+ * patch's hunks applied; the integer math is houston_math.c.
+ *
+ * Faithful quirks worth knowing:
+ * - the sleep credit is measured from run_avg_timestamp, which the tick
+ *   moves every tick a task runs, so it equals the time since the task last
+ *   ran (or was re-evaluated by fairness_update), not since schedule();
+ * - effective_prio has no RT check: the back-boost requeue of an RT waker
+ *   (try_to_wake_up's requeue_waker) gives it a normal priority;
+ * - the expired array is never filled any more, but schedule() still swaps
+ *   arrays when active is empty (a no-op here). */
+#include <stdio.h>
+#include <string.h>
+
+#include "balance_o1.h"
+#include "engine_internal.h"
+#include "policy_houston.h"
+#include "policy_o1.h"
+#include "prio_array.h"
+
+#define MAX_RT_PRIO HOUSTON_MAX_RT_PRIO
+#define MAX_PRIO HOUSTON_MAX_PRIO
+#define NICE_TO_PRIO(n) HOUSTON_NICE_TO_PRIO(n)
+
+#define H_PARAMS(X)                                                                             \
+  X(run_avg_halflife, 5000, 1, HOUSTON_MAX_HALF_LIFE, 1, "ticks",                               \
+    "half-life of the run_avg decay (5*HZ)")                                                    \
+  X(prio_avg_halflife, 2000, 1, HOUSTON_MAX_HALF_LIFE, 1, "ticks",                              \
+    "half-life of the runqueue's prio_avg (2*HZ)")                                              \
+  X(nice_const, 6409, 1, HOUSTON_MAX_NICE_CONST, 0, "1/65536",                                  \
+    "log(50)/40 in 16.16 fixed point: nice -20 vs +19 gets 50:1; exp_nice_const is derived")    \
+  X(prio_offset, 5, -40, 40, 0, "levels", "prio_offset added to static_prio in effective_prio") \
+  X(sleep_avg_nice, 10, 0, 100000, 0, "levels",                                                 \
+    "largest priority boost from sleep_avg (a full sleep_avg = nice -10)")                      \
+  X(max_run_avg, 262144, 16384, 536870912, 0, "", "MAX_RUN_AVG, a power of two (256*1024)")      \
+  X(min_run_avg, 4, 0, 536870912, 0, "", "MIN_RUN_AVG: floor of a decayed run_avg")              \
+  X(fairness_ticks, 125, 1, 1000000, 1, "ticks",                                                \
+    "FAIRNESS_TICKS: fairness_update runs when jiffies is a multiple (HZ/8)")                   \
+  X(fairness_min, 4, 0, 1000000, 0, "tasks", "FAIRNESS_MIN: tasks fairness_update may visit")    \
+  X(max_timeslice, 200, 1, 1000000, 1, "ticks", "MAX_TIMESLICE (bk4): SCHED_RR slices, exit")    \
+  X(min_timeslice, 10, 1, 1000000, 1, "ticks", "MIN_TIMESLICE: SCHED_RR slices")                 \
+  X(max_sleep_avg, 10000, 1, 1000000, 1, "ticks", "MAX_SLEEP_AVG (10*HZ, bk4)")                  \
+  X(child_penalty, 50, 0, 100, 0, "%", "CHILD_PENALTY (bk4)")                                    \
+  X(parent_penalty, 100, 0, 100, 0, "%", "PARENT_PENALTY")                                       \
+  X(exit_weight, 3, 0, 1000, 0, "", "EXIT_WEIGHT")                                               \
+  X(waker_bonus, 1, 0, 1, 0, "bool", "bk4's back-boost of the waker, kept by the patch")         \
+  O1_BALANCE_PARAMS(X)                                                                          \
+  X(balance_prio_avg, 0, 0, 1, 0, "bool",                                                       \
+    "SMP, an extension beyond the patch: balance on the runqueues' prio_avg (the mail's "       \
+    "suggestion) instead of their length")                                                      \
+  X(prio_avg_imbalance, 2048, 0, 81920, 0, "1/1024 level",                                      \
+    "with balance_prio_avg: how much higher the busiest CPU's prio_avg must be")
+
+enum {
+#define H_ENUM(name, ...) H_##name,
+  H_PARAMS(H_ENUM)
+#undef H_ENUM
+  H_NPARAMS
+};
+
+#define P(name) (m->param[H_##name])
+#define HC(m) ps_houston_const(m)
+
+typedef struct h_task {
+  uint32_t sleep_avg;
+  uint32_t last_run;
+  int32_t first_time_slice;
+  uint32_t run_avg;
+  uint32_t run_avg_timestamp;
+  int32_t pad;
+  int64_t bonus_given, bonus_received;
+} h_task;
+
+static inline h_task *H(psTask *p) { return (h_task *)p->priv; }
+static inline o1_runqueue *RQ(const psModel *m, const psData *d, int cpu) { return o1_runqueue_of(m, d, cpu); }
+static inline int rt_task(const psTask *p) { return p->prio < MAX_RT_PRIO; }
+static inline uint32_t jiffies32(const psData *d) { return (uint32_t)d->jiffies; }
+
+static int effective_prio(const psModel *m, psTask *p) {
+  return houston_effective_prio(HC(m), H(p)->run_avg, p->static_prio, H(p)->sleep_avg);
+}
+
+static int task_timeslice(const psModel *m, const psTask *p) {
+  return houston_task_timeslice(HC(m), p->prio, p->static_prio, p->policy == PS_SCHED_RR);
+}
+
+static void set_prio(const psModel *m, psData *d, psTask *p, int prio) {
+  if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
+  p->prio = prio;
+}
+
+/* ---- run averages (the patch's second block) ---- */
+
+static void update_run_avg_sleeping(const psModel *m, psTask *p, uint32_t delta_time) {
+  H(p)->run_avg = (uint32_t)houston_decay_value(HC(m), (int32_t)H(p)->run_avg,
+                                                (int32_t)delta_time, HC(m)->run_avg_halflife);
+}
+
+static void update_run_avg_runable(const psModel *m, psData *d, psTask *p) {
+  uint32_t delta_time = jiffies32(d) - H(p)->run_avg_timestamp;
+  H(p)->run_avg_timestamp = jiffies32(d);
+  update_run_avg_sleeping(m, p, delta_time);
+}
+
+static void update_run_avg_running(const psModel *m, psData *d, psTask *p) {
+  const houston_const *c = HC(m);
+  uint32_t delta_time = jiffies32(d) - H(p)->run_avg_timestamp;
+  H(p)->run_avg_timestamp = jiffies32(d);
+  int32_t run_avg = houston_decay_value(c, (int32_t)H(p)->run_avg, (int32_t)delta_time,
+                                        c->run_avg_halflife);
+  run_avg += c->run_avg_increment;
+  if (run_avg > c->max_run_avg) run_avg = c->max_run_avg;
+  H(p)->run_avg = (uint32_t)run_avg;
+}
+
+/* ---- runqueue primitives: enqueue/dequeue keep the lru list of non-RT tasks ---- */
+
+static void enqueue_task(const psModel *m, psData *d, psTask *p, int array) {
+  psu_enqueue_task(d->task, ps_index(d, p), &RQ(m, d, p->cpu)->arrays[array], array, !rt_task(p));
+}
+
+static void dequeue_task(const psModel *m, psData *d, psTask *p) {
+  psu_dequeue_task(d->task, ps_index(d, p), &RQ(m, d, p->cpu)->arrays[p->array], !rt_task(p));
+}
+
+static void __activate_task(const psModel *m, psData *d, psTask *p) {
+  o1_runqueue *rq = RQ(m, d, p->cpu);
+  enqueue_task(m, d, p, rq->active);
+  rq->nr_running++;
+}
+
+static void deactivate_task(const psModel *m, psData *d, psTask *p) {
+  o1_runqueue *rq = RQ(m, d, p->cpu);
+  rq->nr_running--;
+  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
+  dequeue_task(m, d, p);
+}
+
+/* activate_task, bk4 with the patch's hunk: the sleep is measured from
+ * run_avg_timestamp; run_avg decays over it, prio follows, and the slice is
+ * cut to what the new prio allows. */
+static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) {
+  h_task *pt = H(p);
+  uint32_t max = (uint32_t)P(max_sleep_avg);
+  uint32_t sleep_time = jiffies32(d) - pt->run_avg_timestamp;
+  int requeue_waker = 0;
+  if (sleep_time) {
+    pt->run_avg_timestamp = jiffies32(d);
+    int32_t sleep_avg = (int32_t)(pt->sleep_avg + sleep_time);
+    if (sleep_avg > (int32_t)max) {
+      if (P(waker_bonus) && waker) {
+        h_task *wt = H(waker);
+        sleep_avg += (int32_t)wt->sleep_avg - (int32_t)max;
+        if (sleep_avg > (int32_t)max) sleep_avg = (int32_t)max;
+        if (wt->sleep_avg != (uint32_t)sleep_avg) {
+          int64_t amount = (int64_t)sleep_avg - wt->sleep_avg;
+          wt->sleep_avg = (uint32_t)sleep_avg;
+          wt->bonus_received += amount;
+          pt->bonus_given += amount;
+          ps_log(m, d, PS_EVT_BACKBOOST, waker->cpu, waker, p->pid, waker->prio, amount);
+          requeue_waker = 1;
+        }
+      }
+      sleep_avg = (int32_t)max;
+    }
+    pt->sleep_avg = (uint32_t)sleep_avg;
+    if (!rt_task(p)) {
+      update_run_avg_sleeping(m, p, sleep_time);
+      set_prio(m, d, p, effective_prio(m, p));
+      int time_slice = task_timeslice(m, p);
+      if (p->time_slice > time_slice) p->time_slice = time_slice;
+    }
+  }
+  __activate_task(m, d, p);
+  return requeue_waker;
+}
+
+/* fairness_update: re-evaluate the tasks that have waited longest without
+ * running, at most 1/8 of the active array (at least FAIRNESS_MIN). */
+static void fairness_update(const psModel *m, psData *d, int cpu) {
+  o1_runqueue *rq = RQ(m, d, cpu);
+  psPrioArray *active = &rq->arrays[rq->active];
+  psTask *curr = ps_curr(d, cpu);
+  int limit = active->nr_active / 8;
+  if (limit < P(fairness_min)) limit = (int)P(fairness_min);
+  for (int32_t i = active->lru_head; limit > 0 && i >= 0; limit--) {
+    psTask *p = &d->task[i];
+    if (jiffies32(d) - H(p)->run_avg_timestamp < (uint32_t)P(fairness_ticks)) break;
+    update_run_avg_runable(m, d, p);
+    int prio = effective_prio(m, p);
+    /* the dequeue/enqueue reorder the list: take the next pointer first */
+    i = p->lru_next;
+    if (prio != p->prio) {
+      dequeue_task(m, d, p);
+      set_prio(m, d, p, prio);
+      enqueue_task(m, d, p, rq->active);
+      rq->nr_fairness_requeues++;
+    }
+    if (prio < curr->prio) ps_resched_cpu(d, cpu);
+  }
+}
+
+/* ---- hooks ---- */
+
+static int configure_h(psModel *m, char *err, int errlen) {
+  houston_const *c = (houston_const *)m->derived;
+  houston_default(c, m->hz);
+  c->max_sleep_avg = (int32_t)P(max_sleep_avg);
+  c->max_timeslice = (int32_t)P(max_timeslice);
+  c->min_timeslice = (int32_t)P(min_timeslice);
+  c->run_avg_halflife = (int32_t)P(run_avg_halflife);
+  c->prio_avg_halflife = (int32_t)P(prio_avg_halflife);
+  c->nice_const = (int32_t)P(nice_const);
+  c->prio_offset = (int32_t)P(prio_offset);
+  c->sleep_avg_nice = (int32_t)P(sleep_avg_nice);
+  c->max_run_avg = (int32_t)P(max_run_avg);
+  c->min_run_avg = (int32_t)P(min_run_avg);
+  if (P(min_timeslice) > P(max_timeslice)) {
+    snprintf(err, errlen, "min_timeslice=%lld must not exceed max_timeslice=%lld",
+             (long long)P(min_timeslice), (long long)P(max_timeslice));
+    return -1;
+  }
+  return houston_derive(c, err, errlen);
+}
+
+static void init_rq_h(const psModel *m, psData *d, int cpu) {
+  o1_runqueue *rq = RQ(m, d, cpu);
+  memset(rq, 0, sizeof(*rq));
+  psu_array_init(&rq->arrays[0], MAX_PRIO);
+  psu_array_init(&rq->arrays[1], MAX_PRIO);
+}
+
+/* A new task's run_avg: run effective_prio backwards from the runqueue's
+ * prio_avg (wake_up_forked_process). */
+static void estimate_new_run_avg(const psModel *m, psData *d, psTask *p) {
+  const houston_const *c = HC(m);
+  int i = (int)(RQ(m, d, p->cpu)->prio_avg / HOUSTON_SF_PRIO_AVG);
+  i -= MAX_PRIO - p->static_prio - c->prio_offset;
+  H(p)->run_avg = (uint32_t)houston_estimate_run_avg(c, i, c->max_run_avg);
+  H(p)->run_avg_timestamp = jiffies32(d);
+}
+
+/* sim.spawn: like a forked child without a parent: sleep_avg 0 (or as set),
+ * run_avg estimated from prio_avg, prio = effective_prio, the slice of that
+ * prio, a plain enqueue. */
+static int task_spawn_h(const psModel *m, psData *d, psTask *p) {
+  h_task *pt = H(p);
+  p->static_prio = NICE_TO_PRIO(p->nice);
+  pt->last_run = jiffies32(d);
+  if (p->policy == PS_SCHED_NORMAL) {
+    if (!pt->run_avg) estimate_new_run_avg(m, d, p);
+    else pt->run_avg_timestamp = jiffies32(d);
+    p->prio = effective_prio(m, p);
+  } else {
+    pt->run_avg_timestamp = jiffies32(d);
+    p->prio = MAX_RT_PRIO - 1 - p->rt_priority;
+  }
+  p->time_slice = task_timeslice(m, p);
+  __activate_task(m, d, p);
+  return p->prio < ps_curr(d, p->cpu)->prio;
+}
+
+static const uint32_t *last_run_of(const psTask *p) { return &((const h_task *)p->priv)->last_run; }
+
+static o1_balance_ops balance_ops(const psModel *m) {
+  /* bk4's pull_task preempts equal prios with a longer slice left */
+  o1_balance_ops ops = {1, 1, (int)P(balance_prio_avg), (uint32_t)P(cache_decay_ticks),
+                        (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks),
+                        (uint32_t)P(prio_avg_imbalance), last_run_of};
+  return ops;
+}
+
+static void rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
+  if (m->ncpu == 1) return;
+  o1_balance_ops ops = balance_ops(m);
+  o1_rebalance_tick(m, d, &ops, cpu, idle);
+}
+
+/* scheduler_tick with the patch: prio_avg every tick, run_avg of the
+ * running task, no expired array, fairness_update every FAIRNESS_TICKS. */
+static void tick_h(const psModel *m, psData *d, int cpu) {
+  o1_runqueue *rq = RQ(m, d, cpu);
+  psTask *p = ps_curr(d, cpu);
+  h_task *pt = H(p);
+  rq->prio_avg = houston_update_prio_avg(HC(m), rq->prio_avg, p->prio);
+  if (p->is_idle) {
+    rebalance_tick(m, d, cpu, 1);
+    return;
+  }
+  if (p->array != rq->active) {
+    ps_resched_cpu(d, cpu);
+    goto out;
+  }
+  if (pt->sleep_avg) pt->sleep_avg--;
+  update_run_avg_running(m, d, p);
+  if (rt_task(p)) {
+    if (p->policy == PS_SCHED_RR && !--p->time_slice) {
+      p->time_slice = task_timeslice(m, p);
+      pt->first_time_slice = 0;
+      ps_resched_cpu(d, cpu);
+      dequeue_task(m, d, p);
+      enqueue_task(m, d, p, rq->active);
+    }
+    goto out;
+  }
+  if (!--p->time_slice) {
+    dequeue_task(m, d, p);
+    ps_resched_cpu(d, cpu);
+    set_prio(m, d, p, effective_prio(m, p));
+    p->time_slice = task_timeslice(m, p);
+    pt->first_time_slice = 0;
+    enqueue_task(m, d, p, rq->active);
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
+  }
+out:
+  if (d->jiffies % (uint64_t)P(fairness_ticks) == 0) fairness_update(m, d, cpu);
+  rebalance_tick(m, d, cpu, 0);
+}
+
+static void put_prev_h(const psModel *m, psData *d, psTask *prev) {
+  (void)m;
+  if (!prev->is_idle) H(prev)->last_run = jiffies32(d);
+}
+
+static void deactivate_h(const psModel *m, psData *d, psTask *prev) { deactivate_task(m, d, prev); }
+
+static psTask *pick_next_h(const psModel *m, psData *d, int cpu) {
+  o1_runqueue *rq = RQ(m, d, cpu);
+  if (!rq->nr_running && m->ncpu > 1) {
+    o1_balance_ops ops = balance_ops(m);
+    o1_load_balance(m, d, &ops, cpu, 1);
+  }
+  if (!rq->nr_running) return &d->task[d->cpu[cpu].idle];
+  psPrioArray *array = &rq->arrays[rq->active];
+  if (!array->nr_active) {
+    rq->active = !rq->active;
+    array = &rq->arrays[rq->active];
+  }
+  return &d->task[array->head[psu_find_first_bit(array)]];
+}
+
+/* try_to_wake_up as in bk4 (sync: plain enqueue) */
+static int wakeup_h(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
+  if (sync) o1_sync_fast_migrate(m, d, p, waker);
+  o1_runqueue *rq = RQ(m, d, p->cpu);
+  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
+  if (sync) {
+    __activate_task(m, d, p);
+    return 0;
+  }
+  int requeue_waker = activate_task(m, d, p, waker);
+  int preempt = p->prio < ps_curr(d, p->cpu)->prio;
+  if (requeue_waker) {
+    int array = waker->array;
+    dequeue_task(m, d, waker);
+    set_prio(m, d, waker, effective_prio(m, waker));
+    enqueue_task(m, d, waker, array);
+  }
+  return preempt;
+}
+
+/* copy_process (bk4) and wake_up_forked_process with the patch */
+static void task_fork_h(const psModel *m, psData *d, psTask *parent, psTask *p) {
+  h_task *pt = H(p), *ppt = H(parent);
+  o1_runqueue *rq = RQ(m, d, parent->cpu);
+  pt->bonus_given = pt->bonus_received = 0;
+  p->time_slice = (parent->time_slice + 1) >> 1;
+  pt->first_time_slice = 1;
+  parent->time_slice >>= 1;
+  pt->last_run = jiffies32(d);
+  if (!parent->time_slice) {
+    parent->time_slice = 1;
+    tick_h(m, d, parent->cpu);
+  }
+  p->cpu = parent->cpu;
+  ppt->sleep_avg = ppt->sleep_avg * (uint32_t)P(parent_penalty) / 100;
+  pt->sleep_avg = pt->sleep_avg * (uint32_t)P(child_penalty) / 100;
+  estimate_new_run_avg(m, d, p);
+  p->prio = effective_prio(m, p);
+  if (parent->array < 0) {
+    __activate_task(m, d, p);
+  } else {
+    p->prio = parent->prio;
+    psPrioArray *array = &rq->arrays[parent->array];
+    psu_insert_before(d->task, ps_index(d, p), ps_index(d, parent), array, parent->array);
+    if (!rt_task(p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
+    rq->nr_running++;
+  }
+}
+
+static void task_exit_h(const psModel *m, psData *d, psTask *p, psTask *parent) {
+  (void)d;
+  if (!parent) return;
+  h_task *pt = H(p), *ppt = H(parent);
+  if (pt->first_time_slice) {
+    parent->time_slice += p->time_slice;
+    if (parent->time_slice > P(max_timeslice)) parent->time_slice = (int32_t)P(max_timeslice);
+  }
+  if (pt->sleep_avg < ppt->sleep_avg)
+    ppt->sleep_avg = (ppt->sleep_avg * (uint32_t)P(exit_weight) + pt->sleep_avg) /
+                     (uint32_t)(P(exit_weight) + 1);
+}
+
+/* sys_sched_yield with the patch: the worst prio, run_avg up by a quarter,
+ * back into the same array. */
+static void yield_h(const psModel *m, psData *d, psTask *p) {
+  int array = p->array;
+  dequeue_task(m, d, p);
+  if (!rt_task(p)) {
+    set_prio(m, d, p, MAX_PRIO - 1);
+    h_task *pt = H(p);
+    pt->run_avg += pt->run_avg / 4;
+    if (pt->run_avg > (uint32_t)HC(m)->max_run_avg) pt->run_avg = (uint32_t)HC(m)->max_run_avg;
+  }
+  enqueue_task(m, d, p, array);
+}
+
+static void set_nice_h(const psModel *m, psData *d, psTask *p, int nice) {
+  if (rt_task(p)) {
+    p->static_prio = NICE_TO_PRIO(nice);
+    return;
+  }
+  int array = p->array;
+  if (array >= 0) dequeue_task(m, d, p);
+  p->static_prio = NICE_TO_PRIO(nice);
+  set_prio(m, d, p, NICE_TO_PRIO(nice));
+  if (array >= 0) {
+    enqueue_task(m, d, p, array);
+    if (ps_curr(d, p->cpu) == p) ps_resched_cpu(d, p->cpu);
+  }
+}
+
+static void set_scheduler_h(const psModel *m, psData *d, psTask *p, int policy, int rt_priority) {
+  int queued = p->array >= 0;
+  if (queued) deactivate_task(m, d, p);
+  p->policy = policy;
+  p->rt_priority = rt_priority;
+  set_prio(m, d, p, policy != PS_SCHED_NORMAL ? MAX_RT_PRIO - 1 - rt_priority : p->static_prio);
+  if (queued) __activate_task(m, d, p);
+}
+
+static void migrate_h(const psModel *m, psData *d, psTask *p, int dest) {
+  if (p->array < 0) {
+    p->cpu = dest;
+    return;
+  }
+  o1_balance_ops ops = balance_ops(m);
+  o1_migrate(m, d, &ops, p, dest);
+}
+
+static int dump_h(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
+  const o1_runqueue *rq = RQ(m, d, cpu);
+  const psPrioArray *arr = &rq->arrays[rq->active];
+  int n = 0;
+  for (int k = 0; k < MAX_PRIO; k++)
+    for (int32_t i = arr->head[k]; i >= 0 && n < max; i = d->task[i].run_next, n++) {
+      out[3 * n] = 0;
+      out[3 * n + 1] = k;
+      out[3 * n + 2] = d->task[i].pid;
+    }
+  return n;
+}
+
+/* Invariants: lists and bitmap agree, counts match, the expired array stays
+ * empty, the lru list holds exactly the queued non-RT tasks of the array. */
+static int check_h(const psModel *m, const psData *d, char *err, int errlen) {
+  for (int c = 0; c < m->ncpu; c++) {
+    const o1_runqueue *rq = RQ(m, d, c);
+    uint32_t queued = 0;
+    for (int a = 0; a < 2; a++) {
+      const psPrioArray *arr = &rq->arrays[a];
+      int n = 0, normal = 0, lru = 0;
+      for (int k = 0; k <= MAX_PRIO; k++) {
+        int bit = (int)(arr->bitmap[k / 64] >> (k % 64) & 1);
+        if (k == MAX_PRIO ? !bit : bit != (arr->head[k] >= 0)) {
+          snprintf(err, errlen, "cpu %d array %d: bit %d disagrees with its list", c, a, k);
+          return -1;
+        }
+        if (k == MAX_PRIO) break;
+        for (int32_t i = arr->head[k]; i >= 0; i = d->task[i].run_next) {
+          const psTask *t = &d->task[i];
+          if (t->prio != k || t->array != a || t->cpu != c) {
+            snprintf(err, errlen, "cpu %d: pid %d misqueued at prio %d", c, t->pid, k);
+            return -1;
+          }
+          n++;
+          normal += k >= MAX_RT_PRIO;
+          if (n > d->ntask) {
+            snprintf(err, errlen, "cpu %d: cycle in list %d", c, k);
+            return -1;
+          }
+        }
+      }
+      for (int32_t i = arr->lru_head; i >= 0 && lru <= d->ntask; i = d->task[i].lru_next) lru++;
+      if (n != arr->nr_active || lru != normal) {
+        snprintf(err, errlen, "cpu %d array %d: nr_active %d, %d queued, %d normal, lru %d", c, a,
+                 arr->nr_active, n, normal, lru);
+        return -1;
+      }
+      queued += (uint32_t)n;
+    }
+    if (queued != rq->nr_running) {
+      snprintf(err, errlen, "cpu %d: nr_running %u but %u queued", c, rq->nr_running, queued);
+      return -1;
+    }
+    if (rq->arrays[!rq->active].nr_active) {
+      snprintf(err, errlen, "cpu %d: the expired array is not empty", c);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static const psParamInfo h_params[] = {
+#define H_INFO(name, def, min, max, hz, unit, doc) {#name, def, min, max, hz, unit, doc},
+    H_PARAMS(H_INFO)
+#undef H_INFO
+};
+
+#define TF(name, type, doc) {#name, type, offsetof(h_task, name), doc}
+static const psFieldInfo h_task_fields[] = {
+    TF(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
+    TF(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
+    TF(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
+    TF(run_avg, PS_F_U32, "decaying average of CPU use, 0..max_run_avg"),
+    TF(run_avg_timestamp, PS_F_U32, "jiffies of run_avg's last update"),
+    TF(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
+    TF(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
+};
+
+#define RF(name, type, doc) {#name, type, offsetof(o1_runqueue, name), doc}
+static const psFieldInfo h_rq_fields[] = {
+    RF(nr_running, PS_F_U32, "runnable tasks, the running one included"),
+    RF(nr_uninterruptible, PS_F_U32, "tasks in uninterruptible sleep"),
+    RF(prio_avg, PS_F_U32, "filtered (MAX_PRIO - prio) of the running tasks, x 1024"),
+    RF(nr_fairness_requeues, PS_F_I64, "priority changes made by fairness_update"),
+    RF(nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others"),
+};
+
+_Static_assert(sizeof(h_task) <= PS_TASK_PRIV, "h_task must fit psTask.priv");
+_Static_assert(sizeof(houston_const) <= PS_DERIVED_BYTES, "houston_const must fit psModel.derived");
+_Static_assert(H_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
+
+const psPolicy ps_policy_houston = {
+    .name = "houston",
+    .params = h_params,
+    .nparams = H_NPARAMS,
+    .task_fields = h_task_fields,
+    .ntask_fields = (int)(sizeof(h_task_fields) / sizeof(h_task_fields[0])),
+    .rq_fields = h_rq_fields,
+    .nrq_fields = (int)(sizeof(h_rq_fields) / sizeof(h_rq_fields[0])),
+    .rq_size = sizeof(o1_runqueue),
+    .max_prio = MAX_PRIO,
+    .configure = configure_h,
+    .init_rq = init_rq_h,
+    .task_spawn = task_spawn_h,
+    .task_fork = task_fork_h,
+    .task_exit = task_exit_h,
+    .wakeup = wakeup_h,
+    .put_prev = put_prev_h,
+    .deactivate = deactivate_h,
+    .pick_next = pick_next_h,
+    .tick = tick_h,
+    .yield = yield_h,
+    .set_nice = set_nice_h,
+    .set_scheduler = set_scheduler_h,
+    .migrate = migrate_h,
+    .dump = dump_h,
+    .check = check_h,
+};

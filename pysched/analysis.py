@@ -1,0 +1,73 @@
+"""Equilibrium analysis of scheduler policies."""
+import math
+
+import numpy as np
+
+from . import houston
+
+LN2 = math.log(2)
+
+
+def _patch_log(x):
+    """The patch's logarithm of x = run_avg/MAX_RUN_AVG in (0, 1]: the
+    linear approximation 2*ln2*(m - 1) of ln(m) on the mantissa m in
+    [0.5, 1) plus ln2 times the binary exponent (effective_prio)."""
+    e = math.floor(math.log2(x)) + 1
+    m = x / 2.0**e
+    return 2 * LN2 * (m - 1) + LN2 * e
+
+
+def _patch_exp(y):
+    """The inverse of _patch_log."""
+    e = math.floor(y / LN2) + 1
+    m = (y / LN2 - e + 2) / 2
+    return m * 2.0**e
+
+
+def houston_equilibrium(nices, *, params=None, log="patch"):
+    """Shares of CPU-bound tasks of the given nice values on one CPU under
+    houston-2003, from the patch's argument: they settle where their dynamic
+    priorities are equal,
+
+        static_i + prio_offset + L(run_avg_i / MAX_RUN_AVG) / k = P  for all i,
+
+    with k = nice_const / 65536 and run_avg_i proportional to task i's CPU
+    share s_i (a task that always runs settles at a fraction F of
+    MAX_RUN_AVG).  With L = ln this gives s_i / s_j = exp(k (static_j -
+    static_i)); log="patch" uses the patch's piecewise-linear logarithm
+    instead (what effective_prio computes, up to integer truncation).
+
+    Returns a dict: shares (array, sums to 1), prio (the equilibrium dynamic
+    priority P, absolute, unrounded), run_avg (array), ratio (largest over
+    smallest share)."""
+    nices = [int(n) for n in nices]
+    if not nices:
+        raise ValueError("nices is empty: give at least one nice value")
+    for n in nices:
+        if not -20 <= n <= 19:
+            raise ValueError(f"nice={n} is outside the allowed range -20..19")
+    if log not in ("patch", "exp"):
+        raise ValueError(f"log={log!r} is not one of ('patch', 'exp')")
+    c = houston.constants(params)
+    k = c["nice_const"] / 65536.0
+    # the fixed point of a task that always runs: increment balances decay
+    decay = 2.0 ** (-1.0 / c["run_avg_halflife"])
+    full = min(1.0, c["run_avg_increment"] / (1.0 - decay) / c["max_run_avg"])
+    static = np.array([160 + n for n in nices], dtype=float)
+    inv = _patch_exp if log == "patch" else math.exp
+
+    def shares_at(p):
+        y = (p - static - c["prio_offset"]) * k
+        return np.array([min(inv(v), full) / full for v in y])
+
+    lo, hi = static.min() + c["prio_offset"] - 200, static.max() + c["prio_offset"]
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if shares_at(mid).sum() > 1:
+            hi = mid
+        else:
+            lo = mid
+    s = shares_at((lo + hi) / 2)
+    s = s / s.sum()
+    return {"shares": s, "prio": (lo + hi) / 2, "run_avg": s * full * c["max_run_avg"],
+            "ratio": float(s.max() / s.min())}
