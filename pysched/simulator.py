@@ -334,10 +334,11 @@ class Simulator:
 
     def events(self):
         """The event log: time_ns, cpu, kind, pid, other, prio, value (see
-        pysched.EVENT_KINDS).  Needs record="events" or "series"."""
+        pysched.EVENT_KINDS), a read-only snapshot.  Needs record="events" or
+        "series"."""
         if self.record == "counters":
             raise RuntimeError("the event log is off: create the Simulator with record='events'")
-        return np.frombuffer(self._core.events(), dtype=EVENT_DTYPE).copy()
+        return np.frombuffer(self._core.events(), dtype=EVENT_DTYPE)
 
     def series_times(self):
         """Times (ns) of the series samples."""
