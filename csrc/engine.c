@@ -72,21 +72,32 @@ void ps_fail(psData *d, const char *fmt, ...) {
 
 static void ring_push(const psModel *m, psData *d, psRing *r, const void *rec, const char *what) {
   int rc = psu_ring_push(r, rec, m->max_trace_bytes, m->overwrite);
-  if (rc == PS_RING_OK) {
-    if (r->dropped && m->overwrite) d->warn[PS_WARN_TRACE_DROP] = r->dropped;
-    return;
-  }
+  if (rc == PS_RING_OK || d->trace_full || d->failed) return;
+  d->trace_full = 1;
   if (rc == PS_RING_FULL)
-    ps_fail(d, "the %s buffer is full (max_trace_bytes=%lld); raise max_trace_bytes, clear "
-               "the buffer, or choose on_full='overwrite'", what, (long long)m->max_trace_bytes);
+    snprintf(d->errmsg, sizeof d->errmsg,
+             "the %s buffer is full (max_trace_bytes=%lld); raise max_trace_bytes, clear the "
+             "records (clear_records), or choose on_full='overwrite'", what,
+             (long long)m->max_trace_bytes);
   else
-    ps_fail(d, "out of memory while recording %s", what);
+    snprintf(d->errmsg, sizeof d->errmsg, "out of memory while recording %s", what);
+}
+
+/* Count one piece of zero-time work at the current instant. */
+void ps_count_action(psData *d) {
+  if (d->now_ns != d->instant_ns) {
+    d->instant_ns = d->now_ns;
+    d->instant_actions = 0;
+  }
+  if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT)
+    ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
+               "run/io, or tasks waking each other without computing?)",
+            (long long)d->now_ns, PS_MAX_ACTIONS_PER_INSTANT);
 }
 
 void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,
                   int prio, int64_t value) {
-  psEventRec e = {d->now_ns, value, p ? p->pid : -1, other, (int16_t)cpu, (int16_t)kind,
-                  (int16_t)prio, 0};
+  psEventRec e = {d->now_ns, value, p ? p->pid : -1, other, cpu, (int16_t)kind, (int16_t)prio};
   ring_push(m, d, &d->events, &e, "event log");
 }
 
@@ -497,9 +508,13 @@ static void schedule(const psModel *m, psData *d, int c) {
     if (prev->state == PS_TASK_RUNNING) {
       prev->nivcsw++;
       acct(prev, now, PS_ACCT_WAIT);
+    } else if (prev->exit_ns >= 0) {
+      prev->nvcsw++;
+      acct(prev, now, PS_ACCT_NONE);
+      prev->state = PS_TASK_DEAD;  /* reaped at its exit */
     } else {
       prev->nvcsw++;
-      acct(prev, now, prev->exit_ns >= 0 ? PS_ACCT_NONE : PS_ACCT_SLEEP);
+      acct(prev, now, PS_ACCT_SLEEP);
     }
   }
   if (!next->is_idle) {
@@ -614,14 +629,10 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
   }
 }
 
-/* Zero-time work allowed in one instant before the run is declared a livelock. */
-#define PS_MAX_ACTIONS_PER_INSTANT 1000000
-
 /* Process context: each CPU reschedules if asked and its task runs its
  * program, until every CPU is running a task with CPU work left or idles.
  * A wakeup may reschedule another CPU, so repeat until a pass is quiet. */
 static void resolve(const psModel *m, psData *d) {
-  int64_t actions = 0;
   int busy = 1;
   while (busy && !d->failed) {
     busy = 0;
@@ -636,11 +647,6 @@ static void resolve(const psModel *m, psData *d) {
         if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
         ps_program_advance(m, d, cpu->curr);
         busy = 1;
-        if (++actions > PS_MAX_ACTIONS_PER_INSTANT) {
-          ps_fail(d, "livelock at t=%lld ns: tasks keep acting without consuming time "
-                     "(a loop with no run, sleep, io or blocking wait?)", (long long)d->now_ns);
-          return;
-        }
       }
     }
   }
@@ -648,6 +654,7 @@ static void resolve(const psModel *m, psData *d) {
 
 int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errlen) {
   d->failed = 0;
+  d->trace_full = 0;
   /* anything left to do at the current instant (a spawn, a renice) first */
   resolve(m, d);
   while (!d->failed) {
@@ -669,6 +676,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errl
       if (ps_check(m, d, msg, sizeof msg)) ps_fail(d, "invariant broken at t=%lld ns: %s",
                                                    (long long)d->now_ns, msg);
     }
+    if (d->trace_full) d->failed = 1;
   }
   if (d->failed) {
     snprintf(err, errlen, "%s", d->errmsg);

@@ -19,8 +19,13 @@ static inline void ps_log(const psModel *m, psData *d, int kind, int cpu, const 
  * the waking task (process context) or NULL (interrupt context). */
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync);
 
-/* Make a step fail with a message (checked when the instant ends). */
+/* Make a step fail with a message; it stops at once. */
 void ps_fail(psData *d, const char *fmt, ...);
+
+/* Zero-time work allowed at one instant before the run is a livelock. */
+#define PS_MAX_ACTIONS_PER_INSTANT 1000000
+/* Count one op or reschedule at the current instant; fails on a livelock. */
+void ps_count_action(psData *d);
 
 /* Interpreter (program.c): run p's program from its pc until it needs CPU
  * time, blocks, exits or must give way to a reschedule. */

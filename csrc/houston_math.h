@@ -102,7 +102,11 @@ void houston_default(houston_const *c, int32_t hz);
 /*
  * Validate the primary values and compute the derived ones.  Returns 0, or
  * -1 with a message in err (if err != NULL and errlen > 0) naming the
- * parameter, its value and its allowed range.
+ * parameter, its value and its allowed range given the parameters checked
+ * before it (hz, max_sleep_avg, min_timeslice, max_timeslice, max_run_avg,
+ * min_run_avg, run_avg_halflife, prio_avg_halflife, nice_const, prio_offset,
+ * sleep_avg_nice, in that order); the derived fields are then left as they
+ * were.
  */
 int houston_derive(houston_const *c, char *err, int errlen);
 

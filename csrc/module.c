@@ -67,7 +67,8 @@ static int apply_params(psModel *m, PyObject *params) {
       PyErr_Format(PyExc_KeyError, "unknown parameter '%s' for policy %s", name, m->policy->name);
       return -1;
     }
-    if (!PyLong_Check(value)) {
+    const psParamInfo *info = &m->policy->params[ps_param_index(m, name)];
+    if (!PyLong_Check(value) || (PyBool_Check(value) && strcmp(info->unit, "bool"))) {
       PyErr_Format(PyExc_TypeError, "parameter %s must be an int, not %.100s", name,
                    Py_TYPE(value)->tp_name);
       return -1;
@@ -146,7 +147,7 @@ static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
 #define LAYOUT(type, field, fmt) Py_BuildValue("(sns)", #field, (Py_ssize_t)offsetof(type, field), fmt)
 static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
   PyObject *ev = Py_BuildValue("[NNNNNNN]", LAYOUT(psEventRec, time_ns, "<i8"),
-                               LAYOUT(psEventRec, cpu, "<i2"), LAYOUT(psEventRec, kind, "<i2"),
+                               LAYOUT(psEventRec, cpu, "<i4"), LAYOUT(psEventRec, kind, "<i2"),
                                LAYOUT(psEventRec, pid, "<i4"), LAYOUT(psEventRec, other, "<i4"),
                                LAYOUT(psEventRec, prio, "<i2"), LAYOUT(psEventRec, value, "<i8"));
   PyObject *lat = Py_BuildValue("[NNNN]", LAYOUT(psLatencyRec, time_ns, "<i8"),
@@ -700,9 +701,11 @@ static PyObject *Sim_queue(SimObject *self, PyObject *arg) {
 
 static PyObject *Sim_counters(SimObject *self, PyObject *noargs) {
   READY(self);
+  const psData *d = &self->d;
+  long long dropped = d->events.dropped + d->latencies.dropped + d->series.dropped;
   return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i}", "starving_expiries",
                        (long long)self->d.warn[PS_WARN_STARVING], "trace_dropped",
-                       (long long)self->d.warn[PS_WARN_TRACE_DROP], "forks",
+                       dropped, "forks",
                        (long long)self->d.nr_forks, "exits", (long long)self->d.nr_exits,
                        "events_dropped", (long long)self->d.events.dropped, "live_tasks",
                        self->d.nlive);
@@ -736,6 +739,10 @@ static PyObject *Sim_get_now(SimObject *self, void *closure) {
 static PyObject *Sim_get_jiffies(SimObject *self, void *closure) {
   READY(self);
   return PyLong_FromUnsignedLongLong(self->d.jiffies);
+}
+static PyObject *Sim_get_ntasks(SimObject *self, void *closure) {
+  READY(self);
+  return PyLong_FromLong(self->d.ntask - self->m.ncpu);
 }
 static PyObject *Sim_get_tick_ns(SimObject *self, void *closure) {
   READY(self);
@@ -773,6 +780,7 @@ static PyGetSetDef Sim_getset[] = {
     {"now_ns", (getter)Sim_get_now, NULL, "simulated time, ns", NULL},
     {"jiffies", (getter)Sim_get_jiffies, NULL, "ticks so far", NULL},
     {"tick_ns", (getter)Sim_get_tick_ns, NULL, "ns per tick", NULL},
+    {"ntasks", (getter)Sim_get_ntasks, NULL, "tasks created so far (pids 1..ntasks)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -102,6 +102,8 @@ void ps_program_advance(const psModel *m, psData *d, int32_t ti) {
   const psProgram *prog = &m->progs[p->prog];
   int cpu = p->cpu;
   while (!d->failed) {
+    ps_count_action(d);
+    if (d->failed) return;
     if (p->pc >= prog->first + prog->n) {
       ps_do_exit(m, d, p);
       return;

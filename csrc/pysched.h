@@ -42,7 +42,6 @@ typedef struct psSeriesField {
 /* Warnings: anomalies that are not errors, counted in the state. */
 enum {
   PS_WARN_STARVING = 0,   /* an interactive task expired because EXPIRED_STARVING */
-  PS_WARN_TRACE_DROP = 1, /* a full ring overwrote its oldest record */
   PS_NWARN
 };
 
@@ -121,10 +120,15 @@ typedef struct psData {
   psRing events, latencies, series;
   int64_t warn[PS_NWARN];
   int64_t nr_forks, nr_exits;
-  /* A failure inside a step (full trace, task limit): set, then the step
-   * returns -1 with this message. */
+  /* A failure inside a step (task limit, livelock): set, the step stops
+   * and returns -1 with errmsg.  A full recording buffer sets trace_full
+   * instead: the instant is finished (unrecorded), then the step fails, so
+   * that a run resumed after clearing the buffer equals an uninterrupted one. */
   int32_t failed;
+  int32_t trace_full;
   char errmsg[PS_ERRLEN];
+  /* zero-time work done at the current instant (livelock detection) */
+  int64_t instant_ns, instant_actions;
 } psData;
 
 /* A sampled series value. */

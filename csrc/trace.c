@@ -27,8 +27,11 @@ int psu_ring_push(psRing *r, const void *rec, int64_t max_bytes, int overwrite) 
       int64_t cap = r->cap ? 2 * r->cap : 1024;
       if (cap > limit) cap = limit;
       if (ring_grow(r, cap)) return PS_RING_NOMEM;
-    } else if (!overwrite || r->cap == 0) {
+    } else if (!overwrite) {
       return PS_RING_FULL;
+    } else if (r->cap == 0) {
+      r->dropped++;  /* a cap below one record keeps nothing */
+      return PS_RING_OK;
     } else {
       memcpy(r->buf + (size_t)r->start * r->elem, rec, r->elem);
       r->start = (r->start + 1) % r->cap;

@@ -27,11 +27,10 @@ typedef struct psEventRec {
   int64_t value;
   int32_t pid;
   int32_t other;
-  int16_t cpu;
+  int32_t cpu;
   int16_t kind;
   int16_t prio;
-  int16_t reserved;
-} psEventRec;
+} psEventRec;  /* 32 bytes, no padding: records compare byte for byte */
 
 typedef struct psLatencyRec {
   int64_t time_ns;     /* when the task started to run */

@@ -26,6 +26,12 @@ def _check_int(what, v, lo, hi):
     return v
 
 
+def _check_policy(policy):
+    if not isinstance(policy, str) or policy not in POLICIES:
+        raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+    return policy
+
+
 def _check_channel(ch):
     if not isinstance(ch, str) or not ch:
         raise TypeError(f"a channel is named by a non-empty str, not {ch!r}")
@@ -79,13 +85,14 @@ class Program:
         """Close the innermost loop."""
         if not self._open:
             raise ValueError("end() without an open loop()")
-        start = self._open.pop()
+        start = self._open[-1]
         body = [op[0] for op in self.ops[start + 1:]]
         if self.ops[start][1] == 0 and not any(c in (RUN, SLEEP, IO, WAIT, EXIT) for c in body):
             raise ValueError(
                 "an endless loop needs a run, sleep, io, wait or exit in its body, "
                 "or it would spin without time passing"
             )
+        self._open.pop()
         code, arg, _, d = self.ops[start]
         self.ops[start] = (code, arg, len(self.ops), d)
         return self._op(END, start)
@@ -110,8 +117,7 @@ class Program:
 
     def setscheduler(self, policy, rt_priority=0):
         """sched_setscheduler on itself: policy 'normal' | 'fifo' | 'rr'."""
-        if policy not in POLICIES:
-            raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+        _check_policy(policy)
         if policy == "normal":
             _check_int("rt_priority", rt_priority, 0, 0)
         else:

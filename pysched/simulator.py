@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _core
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
-from .program import FORK, POLICIES, POST, WAIT, Program, _check_int
+from .program import FORK, POLICIES, POST, WAIT, Program, _check_int, _check_policy
 from .registry import _check_preset
 
 RECORD_LEVELS = ("counters", "events", "series")
@@ -105,6 +105,9 @@ class Simulator:
             self._core.set_params(params)
         info = _core.policy_info(preset, hz)
         self._task_fields = [f[0] for f in info["generic_fields"] + info["task_fields"]]
+        if series_fields is not None and (isinstance(series_fields, str) or
+                                          not all(isinstance(f, str) for f in series_fields)):
+            raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
         if series_fields is None:
             series_fields = ["prio", "time_slice", "state"] + [f[0] for f in info["task_fields"]]
         series_fields = list(series_fields) if record == "series" else []
@@ -180,12 +183,13 @@ class Simulator:
         if not isinstance(program, Program):
             raise TypeError(f"spawn needs a Program, not {type(program).__name__}")
         if name is None:
-            name = f"task{len(self._core.table()[2]) + 1}"
+            name = f"task{self._core.ntasks + 1}"
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if not 1 <= len(name.encode()) <= 31:
+            raise ValueError(f"name {name!r} must be 1..31 bytes long (the kernel's comm is 16)")
         _check_int("nice", nice, -20, 19)
-        if policy not in POLICIES:
-            raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+        _check_policy(policy)
         if policy == "normal":
             _check_int("rt_priority", rt_priority, 0, 0)
         else:
@@ -250,6 +254,10 @@ class Simulator:
 
     def step(self, ticks=1):
         """Advance to the tick `ticks` ticks ahead (every event up to it delivered)."""
+        if type(ticks) is not int:
+            raise TypeError(f"ticks must be an int, not {type(ticks).__name__}")
+        if not 0 <= ticks <= MAX_SECONDS * self.hz:
+            raise ValueError(f"ticks={ticks} is outside the allowed range 0..{MAX_SECONDS * self.hz}")
         self._core.step(ticks)
 
     @property
@@ -275,23 +283,28 @@ class Simulator:
             raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
         self._core.set_params({name: value})
 
+    def _pid(self, pid):
+        _check_int("pid", pid, 1, 2**31 - 1)
+        if pid > self._core.ntasks:
+            raise KeyError(f"no task with pid {pid} (pids are 1..{self._core.ntasks})")
+        return pid
+
     def set_affinity(self, pid, cpus):
         """set_cpus_allowed(pid, cpus): a task outside its new set moves to
         the lowest allowed CPU (when it next leaves the CPU if it runs)."""
-        _check_int("pid", pid, 1, 2**31 - 1)
+        self._pid(pid)
         self._core.set_affinity(pid, self._cpus_mask(cpus))
 
     def renice(self, pid, nice):
-        """set_user_nice(pid, nice)."""
-        _check_int("pid", pid, 1, 2**31 - 1)
+        """set_user_nice(pid, nice); an exited task raises ValueError."""
+        self._pid(pid)
         _check_int("nice", nice, -20, 19)
         self._core.renice(pid, nice)
 
     def setscheduler(self, pid, policy, rt_priority=0):
         """sched_setscheduler(pid, policy, rt_priority), policy 'normal' | 'fifo' | 'rr'."""
-        _check_int("pid", pid, 1, 2**31 - 1)
-        if policy not in POLICIES:
-            raise ValueError(f"policy {policy!r} is not one of {sorted(POLICIES)}")
+        self._pid(pid)
+        _check_policy(policy)
         if policy == "normal":
             _check_int("rt_priority", rt_priority, 0, 0)
         else:
@@ -302,7 +315,7 @@ class Simulator:
 
     def task(self, pid):
         """A TaskView of task `pid`."""
-        _check_int("pid", pid, 1, 2**31 - 1)
+        self._pid(pid)
         fields = self._core.task(pid)
         fields["parent_pid"] = fields["parent"] - self.cpus + 1
         return TaskView(fields)
@@ -327,7 +340,7 @@ class Simulator:
         """Wakeup-to-run latencies in ns, in order (one task's, or all)."""
         rec = np.frombuffer(self._core.latencies(), dtype=LATENCY_DTYPE)
         if pid is not None:
-            _check_int("pid", pid, 1, 2**31 - 1)
+            self._pid(pid)
             rec = rec[rec["pid"] == pid]
             return rec["latency_ns"].copy()
         return rec.copy()
@@ -355,7 +368,7 @@ class Simulator:
         rec = self._samples()
         rec = rec[rec["field"] == self._series_fields.index(field)]
         times, row = np.unique(rec["time_ns"], return_inverse=True)
-        ntasks = len(self._core.table()[2])
+        ntasks = self._core.ntasks
         out = np.full((len(times), ntasks), np.nan)
         out[row, rec["task"] - self.cpus] = rec["value"]
         return out

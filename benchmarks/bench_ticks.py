@@ -1,0 +1,154 @@
+"""Simulated ticks per second of wall clock, for a few workloads.
+
+    python benchmarks/bench_ticks.py            # each case runs >= 1 s, best of 3
+    python benchmarks/bench_ticks.py --quick    # >= 0.1 s per case, a smoke run
+
+Cases (1 CPU, HZ=1000, preset linux-2.5.65, counters only, latency records
+off unless said):
+
+  (a) 2 CPU hogs
+  (b) 1 interactive task (programs.interactive(1, 20)) + 4 hogs
+  (c) 1,000 tasks: 900 hogs + 100 interactive tasks that run 1 ms then sleep
+      uniform(50, 150) ms (mean 100 ms), so ~1 timer wakeup per tick
+  (c0) 2 hogs + the same 100 interactive tasks: (c)'s scheduling activity
+      with 898 fewer tasks, to separate the cost of the task count from the
+      cost of the activity
+  (d) sim.step(ticks=1) calls per second from Python (2 hogs)
+
+Each case is built fresh for every repetition; only run()/step() is timed
+(time.perf_counter).  N, the ticks per run, is calibrated so that a run
+lasts at least the minimum time.  Targets: (a) >= 20 M ticks/s,
+(b) >= 5 M ticks/s, (c) cost per tick within 2x of (a), (d) >= 300,000
+calls/s.
+"""
+import argparse
+import os
+import platform
+import sys
+import time
+
+import pysched as ps
+
+PRESET = "linux-2.5.65"
+MAX_TICKS = 10**9  # run(ticks=) accepts up to 10^6 s at HZ=1000
+
+
+def case_a():
+    sim = ps.Simulator(PRESET, latencies=False)
+    for i in range(2):
+        sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
+    return sim
+
+
+def case_b():
+    sim = ps.Simulator(PRESET, latencies=False)
+    sim.spawn(ps.programs.interactive(1, 20), name="interactive")
+    for i in range(4):
+        sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
+    return sim
+
+
+def case_c(hogs=900):
+    sim = ps.Simulator(PRESET, latencies=False)
+    for i in range(hogs):
+        sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
+    for i in range(100):
+        sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=ps.uniform(50, 150)).end(), name=f"i{i}")
+    return sim
+
+
+def case_c0():
+    return case_c(hogs=2)
+
+
+def time_run(build, n):
+    sim = build()
+    t0 = time.perf_counter()
+    sim.run(ticks=n)
+    dt = time.perf_counter() - t0
+    assert sim.jiffies == n
+    st = sim.stats()
+    activity = ((st["nvcsw"].sum() + st["nivcsw"].sum()) / n, st["nr_wakeups"].sum() / n)
+    return dt, activity
+
+
+def _next_n(n, dt, min_seconds):
+    # extrapolate, but at most 4x: the cost per tick can grow after the
+    # start (in (c) the interactive tasks start behind 900 hogs' slices)
+    return min(MAX_TICKS, 4 * n, max(2 * n, int(n * 1.3 * min_seconds / max(dt, 1e-9))))
+
+
+def ticks_per_second(build, min_seconds, reps=3):
+    """Best of `reps` runs of N ticks, N calibrated to last >= min_seconds;
+    also switches and wakeups per tick."""
+    n = 10_000
+    while True:
+        dt, activity = time_run(build, n)
+        if dt >= min_seconds or n >= MAX_TICKS:
+            break
+        n = _next_n(n, dt, min_seconds)
+    best = min([dt] + [time_run(build, n)[0] for _ in range(reps - 1)])
+    return n / best, n, best, activity
+
+
+def step_calls_per_second(min_seconds, reps=3):
+    def once(n):
+        sim = case_a()
+        step = sim.step
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step(ticks=1)
+        dt = time.perf_counter() - t0
+        assert sim.jiffies == n
+        return dt
+
+    n = 10_000
+    while True:
+        dt = once(n)
+        if dt >= min_seconds:
+            break
+        n = _next_n(n, dt, min_seconds)
+    best = min([dt] + [once(n) for _ in range(reps - 1)])
+    return n / best, n, best, None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="short runs (>= 0.1 s per case)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per case (best is kept)")
+    args = ap.parse_args(argv)
+    min_s = 0.1 if args.quick else 1.0
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"{platform.platform()}")
+    print(f"python {sys.version.split()[0]} ({platform.python_implementation()}), "
+          f"pysched {ps.__version__}, numpy {__import__('numpy').__version__}")
+    print(f"best of {args.reps}, each run >= {min_s} s\n")
+
+    cases = [
+        ("(a) 2 hogs", case_a, 20e6),
+        ("(b) 1 interactive + 4 hogs", case_b, 5e6),
+        ("(c) 900 hogs + 100 interactive", case_c, None),
+        ("(c0) 2 hogs + 100 interactive", case_c0, None),
+    ]
+    rows = []
+    for name, build, target in cases:
+        rows.append((name, *ticks_per_second(build, min_s, args.reps), "ticks/s", target))
+    rows.append(("(d) sim.step(ticks=1) from Python", *step_calls_per_second(min_s, args.reps),
+                 "calls/s", 3e5))
+
+    print(f"{'case':34} {'rate':>12} {'unit':8} {'N':>12} {'best s':>7} {'ns/unit':>8} "
+          f"{'sw/tick':>8} {'wk/tick':>8}  target")
+    for name, rate, n, t, activity, unit, target in rows:
+        verdict = f">= {target:,.0f} {'ok' if rate >= target else 'MISSED'}" if target else ""
+        act = f"{activity[0]:8.3f} {activity[1]:8.3f}" if activity else f"{'':8} {'':8}"
+        print(f"{name:34} {rate:12,.0f} {unit:8} {n:12,} {t:7.3f} {1e9 / rate:8.1f} {act}  {verdict}")
+    a_rate, c_rate, c0_rate = rows[0][1], rows[2][1], rows[3][1]
+    ratio = a_rate / c_rate
+    print(f"\n(c) costs {ratio:.2f}x (a) per tick (target <= 2x: {'ok' if ratio <= 2 else 'MISSED'}); "
+          f"(c) costs {c0_rate / c_rate:.2f}x (c0): the 898 extra tasks")
+    print("sw/tick, wk/tick: context switches and wakeups per simulated tick in the last run")
+
+
+if __name__ == "__main__":
+    main()
