@@ -15,11 +15,12 @@ from .dist import const, exponential, normal, uniform
 from .program import Program
 from .registry import ParamInfo, policies, preset_params, presets
 from .simulator import Simulator, TaskView
+from .sweep import sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "preset_params",
-    "ParamInfo", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
+    "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE",
 ]

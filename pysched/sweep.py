@@ -1,0 +1,42 @@
+"""Parameter sweeps on any concurrent.futures executor.
+
+    rows = pysched.sweep(measure, {"run_avg_halflife": [1000, 5000], "nice_const": [3200, 6409]})
+
+runs ``measure(run_avg_halflife=..., nice_const=...)`` for every point of
+the grid (a cartesian product) on a local process pool, or on the executor
+given (a ThreadPoolExecutor, a Dask or Ray executor ...), and returns one dict
+per point: the point's values plus what ``measure`` returned (a dict), in
+grid order.  ``measure`` must be picklable for a process pool: a module-level
+function.
+"""
+import itertools
+from concurrent.futures import ProcessPoolExecutor
+
+
+def grid_points(grid):
+    """The points of a grid: a dict of name -> values (cartesian product), or
+    an iterable of dicts used as they are."""
+    if isinstance(grid, dict):
+        names = list(grid)
+        for name, values in grid.items():
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise TypeError(f"grid[{name!r}] must be a list of values, not {values!r}")
+        return [dict(zip(names, combo)) for combo in itertools.product(*grid.values())]
+    points = [dict(p) for p in grid]
+    return points
+
+
+def _call(fn, point):
+    out = fn(**point)
+    if not isinstance(out, dict):
+        raise TypeError(f"the measured function must return a dict, not {type(out).__name__}")
+    return {**point, **out}
+
+
+def sweep(fn, grid, *, executor=None, max_workers=None):
+    """Run fn(**point) over the grid; see the module docstring."""
+    points = grid_points(grid)
+    if executor is not None:
+        return list(executor.map(_call, itertools.repeat(fn), points))
+    with ProcessPoolExecutor(max_workers=max_workers) as pool:
+        return list(pool.map(_call, itertools.repeat(fn), points))
