@@ -24,10 +24,10 @@ def _patch_exp(y):
     return m * 2.0**e
 
 
-def houston_equilibrium(nices, *, params=None, log="patch"):
-    """Shares of CPU-bound tasks of the given nice values on one CPU under
-    houston-2003, from the patch's argument: they settle where their dynamic
-    priorities are equal,
+def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
+    """Shares of CPU-bound tasks of the given nice values on `cpus` CPUs
+    under houston-2003, from the patch's argument: they settle where their
+    dynamic priorities are equal,
 
         static_i + prio_offset + L(run_avg_i / MAX_RUN_AVG) / k = P  for all i,
 
@@ -35,9 +35,12 @@ def houston_equilibrium(nices, *, params=None, log="patch"):
     share s_i (a task that always runs settles at a fraction F of
     MAX_RUN_AVG).  With L = ln this gives s_i / s_j = exp(k (static_j -
     static_i)); log="patch" uses the patch's piecewise-linear logarithm
-    instead (what effective_prio computes, up to integer truncation).
+    instead (what effective_prio computes, up to integer truncation).  On
+    several CPUs the shares add up to `cpus` with none above one CPU (as a
+    perfect balancer would give them: the tasks that would want more than a
+    CPU get one each, the rest share what is left).
 
-    Returns a dict: shares (array, sums to 1), prio (the equilibrium dynamic
+    Returns a dict: shares (array, sums to min(cpus, tasks)), prio (the equilibrium dynamic
     priority P, absolute, unrounded), run_avg (array), ratio (largest over
     smallest share)."""
     nices = [int(n) for n in nices]
@@ -46,6 +49,8 @@ def houston_equilibrium(nices, *, params=None, log="patch"):
     for n in nices:
         if not -20 <= n <= 19:
             raise ValueError(f"nice={n} is outside the allowed range -20..19")
+    if isinstance(cpus, bool) or not isinstance(cpus, int) or not 1 <= cpus <= 64:
+        raise ValueError(f"cpus={cpus!r} is outside the allowed range 1..64")
     if log not in ("patch", "exp"):
         raise ValueError(f"log={log!r} is not one of ('patch', 'exp')")
     c = houston.constants(params)
@@ -60,14 +65,15 @@ def houston_equilibrium(nices, *, params=None, log="patch"):
         y = (p - static - c["prio_offset"]) * k
         return np.array([min(inv(v), full) / full for v in y])
 
-    lo, hi = static.min() + c["prio_offset"] - 200, static.max() + c["prio_offset"]
+    total = min(cpus, len(nices))
+    lo, hi = static.min() + c["prio_offset"] - 200, static.max() + c["prio_offset"] + 1
     for _ in range(200):
         mid = (lo + hi) / 2
-        if shares_at(mid).sum() > 1:
+        if shares_at(mid).sum() >= total:
             hi = mid
         else:
             lo = mid
-    s = shares_at((lo + hi) / 2)
-    s = s / s.sum()
+    s = shares_at(hi)
+    s = s * total / s.sum()
     return {"shares": s, "prio": (lo + hi) / 2, "run_avg": s * full * c["max_run_avg"],
             "ratio": float(s.max() / s.min())}

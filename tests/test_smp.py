@@ -179,3 +179,23 @@ def test_houston_can_balance_on_prio_avg():
     sim.run(seconds=20)
     assert sorted(sim.task(p).cpu for p in pids) == [0, 0, 1, 1]
     assert sim.runqueue(1)["prio_avg"] > 0
+
+
+@pytest.mark.parametrize("nices", [[-5, -5, 0, 0, 0, 5, 10, 19], [0, 0, 0, 0, 10, 10, 10, 10]])
+def test_balancing_on_prio_avg_brings_mixed_nices_closer_to_the_machine_equilibrium(nices):
+    eq = ps.analysis.houston_equilibrium(nices, cpus=2)["shares"]
+    err = {}
+    for flag in (0, 1):
+        sim = ps.Simulator("houston-2003", cpus=2, params={"balance_prio_avg": flag})
+        pids = hogs_with(sim, nices)
+        sim.run(seconds=60)
+        c0 = [sim.task(p).cpu_ns for p in pids]
+        sim.run(seconds=60)
+        s = np.array([(sim.task(p).cpu_ns - c) / 60e9 for p, c in zip(pids, c0)])
+        err[flag] = np.abs(s - eq).max()
+    # length balancing puts as many tasks on each CPU whatever their nice
+    assert err[1] < 0.05 < err[0]
+
+
+def hogs_with(sim, nices):
+    return [sim.spawn(ps.programs.cpu_hog(), nice=n, cpu=0) for n in nices]
