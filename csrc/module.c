@@ -732,6 +732,37 @@ static PyObject *Sim_copy(SimObject *self, PyObject *noargs) {
   return (PyObject *)c;
 }
 
+static PyObject *Sim_snapshot(SimObject *self, PyObject *noargs) {
+  READY(self);
+  unsigned char *buf;
+  size_t len;
+  if (ps_snapshot_save(&self->m, &self->d, &buf, &len)) return PyErr_NoMemory();
+  PyObject *b = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
+  free(buf);
+  return b;
+}
+
+/* Sim.restore(bytes) -> a new Sim from a snapshot */
+static PyObject *Sim_restore(PyObject *cls, PyObject *arg) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) return NULL;
+  PyTypeObject *tp = (PyTypeObject *)cls;
+  SimObject *s = (SimObject *)tp->tp_alloc(tp, 0);
+  if (!s) {
+    PyBuffer_Release(&view);
+    return NULL;
+  }
+  char err[PS_ERRLEN];
+  int rc = ps_snapshot_load(view.buf, (size_t)view.len, &s->m, &s->d, err, sizeof err);
+  PyBuffer_Release(&view);
+  if (rc) {
+    Py_DECREF(s);
+    return raise_value(err);
+  }
+  s->ready = 1;
+  return (PyObject *)s;
+}
+
 static PyObject *Sim_get_now(SimObject *self, void *closure) {
   READY(self);
   return PyLong_FromLongLong(self->d.now_ns);
@@ -773,6 +804,8 @@ static PyMethodDef Sim_methods[] = {
     {"counters", (PyCFunction)Sim_counters, METH_NOARGS, "global counters and warnings"},
     {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (AssertionError)"},
     {"copy", (PyCFunction)Sim_copy, METH_NOARGS, "deep copy (branch the run)"},
+    {"snapshot", (PyCFunction)Sim_snapshot, METH_NOARGS, "model and state as bytes"},
+    {"restore", (PyCFunction)Sim_restore, METH_O | METH_CLASS, "a new Sim from snapshot bytes"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -195,6 +195,14 @@ int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_pri
 /* set_cpus_allowed: a task outside its new mask moves to the lowest allowed
  * CPU (at once, or when it next leaves the CPU if it is running). */
 int ps_set_affinity(const psModel *m, psData *d, int pid, uint64_t mask, char *err, int errlen);
+/* ---- snapshots (snapshot.c) ---- */
+/* The model and state as one malloc'd byte string; 0 or -1 (no memory). */
+int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len);
+/* Rebuild a model and state from a snapshot of this build; 0 or -1 with err
+ * (lengths, indices and invariants are checked before anything is used). */
+int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d, char *err,
+                     int errlen);
+
 /* Engine and policy invariants; 0 or -1 with err. */
 int ps_check(const psModel *m, const psData *d, char *err, int errlen);
 

@@ -410,6 +410,21 @@ class Simulator:
         """Check the engine's and the policy's invariants (AssertionError)."""
         self._core.check()
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_core"] = self._core.snapshot()
+        # programs are cached by object identity, which does not survive a
+        # pickle: keep their ids by position instead
+        state["_programs"] = {}
+        state["_program_list"] = [(p, n, pid) for p, n, pid in self._programs.values()]
+        return state
+
+    def __setstate__(self, state):
+        programs = state.pop("_program_list")
+        state["_core"] = _core.Sim.restore(state["_core"])
+        state["_programs"] = {id(p): (p, n, pid) for p, n, pid in programs}
+        self.__dict__.update(state)
+
     def copy(self):
         """An independent copy: branch the run here."""
         new = Simulator.__new__(Simulator)
