@@ -25,6 +25,7 @@ setup(
             include_dirs=["csrc"],
             extra_compile_args=cflags,
             extra_link_args=ldflags,
+            libraries=["m"],
         )
     ]
 )

@@ -74,27 +74,36 @@ nomem:
 }
 
 int ps_set_param(psModel *m, const char *name, int64_t value, char *err, int errlen) {
-  int i = ps_param_index(m, name);
-  if (i < 0) {
-    snprintf(err, errlen, "unknown parameter '%s' for policy %s", name, m->policy->name);
-    return -1;
-  }
-  const psParamInfo *p = &m->policy->params[i];
-  if (value < p->min || value > p->max) {
-    snprintf(err, errlen, "%s=%lld is outside the allowed range %lld..%lld (%s)", name,
-             (long long)value, (long long)p->min, (long long)p->max, p->unit);
-    return -1;
-  }
-  int64_t old = m->param[i];
+  return ps_set_params(m, &name, &value, 1, err, errlen);
+}
+
+int ps_set_params(psModel *m, const char *const *names, const int64_t *values, int n, char *err,
+                  int errlen) {
+  int64_t saved[PS_MAX_PARAMS];
   unsigned char derived[PS_DERIVED_BYTES];
+  memcpy(saved, m->param, sizeof saved);
   memcpy(derived, m->derived, sizeof derived);
-  m->param[i] = value;
-  if (m->policy->configure(m, err, errlen)) {
-    m->param[i] = old;
-    memcpy(m->derived, derived, sizeof derived);
-    return -1;
+  for (int k = 0; k < n; k++) {
+    int i = ps_param_index(m, names[k]);
+    if (i < 0) {
+      snprintf(err, errlen, "unknown parameter '%s' for policy %s", names[k], m->policy->name);
+      goto undo;
+    }
+    const psParamInfo *p = &m->policy->params[i];
+    if (values[k] < p->min || values[k] > p->max) {
+      snprintf(err, errlen, "%s=%lld is outside the allowed range %lld..%lld (%s)", names[k],
+               (long long)values[k], (long long)p->min, (long long)p->max, p->unit);
+      goto undo;
+    }
+    m->param[i] = values[k];
   }
+  /* the set is checked as a whole: limits may depend on one another */
+  if (m->policy->configure(m, err, errlen)) goto undo;
   return 0;
+undo:
+  memcpy(m->param, saved, sizeof saved);
+  memcpy(m->derived, derived, sizeof derived);
+  return -1;
 }
 
 int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen) {

@@ -46,16 +46,18 @@ static const psPreset *find_preset(const char *name) {
   return p;
 }
 
-/* Apply a dict of parameter overrides to m. */
+/* Apply a dict of parameter overrides to m, as one set (all or nothing). */
 static int apply_params(psModel *m, PyObject *params) {
   if (!params || params == Py_None) return 0;
   if (!PyDict_Check(params)) {
     PyErr_Format(PyExc_TypeError, "params must be a dict, not %.100s", Py_TYPE(params)->tp_name);
     return -1;
   }
+  const char *names[PS_MAX_PARAMS];
+  int64_t values[PS_MAX_PARAMS];
+  int n = 0;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
-  char err[PS_ERRLEN];
   while (PyDict_Next(params, &pos, &key, &value)) {
     if (!PyUnicode_Check(key)) {
       PyErr_SetString(PyExc_TypeError, "parameter names must be str");
@@ -63,11 +65,12 @@ static int apply_params(psModel *m, PyObject *params) {
     }
     const char *name = PyUnicode_AsUTF8(key);
     if (!name) return -1;
-    if (ps_param_index(m, name) < 0) {
+    int i = ps_param_index(m, name);
+    if (i < 0) {
       PyErr_Format(PyExc_KeyError, "unknown parameter '%s' for policy %s", name, m->policy->name);
       return -1;
     }
-    const psParamInfo *info = &m->policy->params[ps_param_index(m, name)];
+    const psParamInfo *info = &m->policy->params[i];
     if (!PyLong_Check(value) || (PyBool_Check(value) && strcmp(info->unit, "bool"))) {
       PyErr_Format(PyExc_TypeError, "parameter %s must be an int, not %.100s", name,
                    Py_TYPE(value)->tp_name);
@@ -77,15 +80,17 @@ static int apply_params(psModel *m, PyObject *params) {
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (v == -1 && PyErr_Occurred()) return -1;
     if (overflow) {
-      const psParamInfo *pi = &m->policy->params[ps_param_index(m, name)];
       PyErr_Format(PyExc_ValueError, "%s=%R is outside the allowed range %lld..%lld", name, value,
-                   (long long)pi->min, (long long)pi->max);
+                   (long long)info->min, (long long)info->max);
       return -1;
     }
-    if (ps_set_param(m, name, v, err, sizeof err)) {
-      PyErr_SetString(PyExc_ValueError, err);
-      return -1;
-    }
+    names[n] = name;
+    values[n++] = v;  /* a dict holds each name once: n <= nparams */
+  }
+  char err[PS_ERRLEN];
+  if (ps_set_params(m, names, values, n, err, sizeof err)) {
+    PyErr_SetString(PyExc_ValueError, err);
+    return -1;
   }
   return 0;
 }
@@ -298,16 +303,7 @@ static void Sim_dealloc(SimObject *self) {
 
 static PyObject *Sim_set_params(SimObject *self, PyObject *params) {
   READY(self);
-  /* all or nothing: apply to a copy of the parameters first */
-  int64_t saved[PS_MAX_PARAMS];
-  unsigned char derived[PS_DERIVED_BYTES];
-  memcpy(saved, self->m.param, sizeof saved);
-  memcpy(derived, self->m.derived, sizeof derived);
-  if (apply_params(&self->m, params)) {
-    memcpy(self->m.param, saved, sizeof saved);
-    memcpy(self->m.derived, derived, sizeof derived);
-    return NULL;
-  }
+  if (apply_params(&self->m, params)) return NULL;
   Py_RETURN_NONE;
 }
 

@@ -161,6 +161,9 @@ int ps_model_copy(psModel *dst, const psModel *src);
 int ps_param_index(const psModel *m, const char *name);
 /* Set one parameter; the model is unchanged on failure. */
 int ps_set_param(psModel *m, const char *name, int64_t value, char *err, int errlen);
+/* Set several parameters at once, checked as a set; all or nothing. */
+int ps_set_params(psModel *m, const char *const *names, const int64_t *values, int n, char *err,
+                  int errlen);
 /* Add a program (checked); returns its id, or -1 with err. */
 int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen);
 int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen);
