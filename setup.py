@@ -9,14 +9,18 @@ from setuptools import Extension, setup
 
 cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "-Wno-unused-parameter"]
 ldflags = []
+# a build directory of its own, so that objects of the other build are never reused
+build_base = "build/release"
 if os.environ.get("PYSCHED_SANITIZE"):
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
     cflags += ["-O1", "-g", "-fno-omit-frame-pointer"] + san
     ldflags += san
+    build_base = "build/sanitize"
 else:
     cflags += ["-O2"]
 
 setup(
+    options={"build": {"build_base": build_base}},
     ext_modules=[
         Extension(
             "pysched._core",

@@ -19,7 +19,7 @@ typedef struct {
 } writer;
 
 static void put(writer *w, const void *p, size_t n) {
-  if (w->bad) return;
+  if (w->bad || !n) return;
   if (w->n + n > w->cap) {
     size_t cap = w->cap ? w->cap : 4096;
     while (cap < w->n + n) cap *= 2;
@@ -89,6 +89,7 @@ typedef struct {
 
 static int get(reader *r, void *dst, size_t n) {
   if (n > r->left) return -1;
+  if (!n) return 0;
   memcpy(dst, r->p, n);
   r->p += n;
   r->left -= n;
