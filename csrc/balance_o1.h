@@ -1,25 +1,10 @@
 /* The 2.5 SMP load balancer over priority arrays (fact sheet §5.10), shared
- * by the O(1) family and Houston's scheduler, and the runqueue both use. */
+ * by the O(1) family and Houston's scheduler. */
 #ifndef PS_BALANCE_O1_H
 #define PS_BALANCE_O1_H
 #include <stdint.h>
 
-#include "prio_array.h"
-#include "pysched.h"
-
-/* The per-CPU runqueue of the O(1) family (kernel/sched.c struct runqueue). */
-typedef struct o1_runqueue {
-  psPrioArray arrays[2];
-  int32_t active;               /* index of rq->active in arrays; the other is expired */
-  uint32_t nr_running;          /* queued tasks, the running one included */
-  uint32_t nr_uninterruptible;
-  uint32_t expired_timestamp;   /* jiffies when the first task expired, 0 if none */
-  uint32_t prio_avg;            /* Houston: filtered (MAX_PRIO - prio) of curr, x 1024 */
-  uint32_t prev_cpu_load[PS_MAX_CPUS]; /* this CPU's memory of every runqueue's length */
-  int64_t nr_array_switches;
-  int64_t nr_fairness_requeues; /* Houston */
-  int64_t nr_balance_pulls;     /* tasks this CPU pulled */
-} o1_runqueue;
+#include "o1_runqueue.h"
 
 /* What differs between the policies that share the balancer. */
 typedef struct o1_balance_ops {
@@ -32,9 +17,6 @@ typedef struct o1_balance_ops {
   const uint32_t *(*last_run)(const psTask *p); /* the policy's last_run field */
 } o1_balance_ops;
 
-static inline o1_runqueue *o1_runqueue_of(const psModel *m, const psData *d, int cpu) {
-  return (o1_runqueue *)ps_rq(m, d, cpu);
-}
 
 /* enqueue_task / dequeue_task with the lru list where the policy keeps one. */
 void o1_enqueue(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int array);

@@ -452,66 +452,12 @@ static void migrate_h(const psModel *m, psData *d, psTask *p, int dest) {
 }
 
 static int dump_h(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
-  const o1_runqueue *rq = RQ(m, d, cpu);
-  const psPrioArray *arr = &rq->arrays[rq->active];
-  int n = 0;
-  for (int k = 0; k < MAX_PRIO; k++)
-    for (int32_t i = arr->head[k]; i >= 0 && n < max; i = d->task[i].run_next, n++) {
-      out[3 * n] = 0;
-      out[3 * n + 1] = k;
-      out[3 * n + 2] = d->task[i].pid;
-    }
-  return n;
+  return o1_dump(m, d, cpu, MAX_PRIO, out, max);
 }
 
-/* Invariants: lists and bitmap agree, counts match, the expired array stays
- * empty, the lru list holds exactly the queued non-RT tasks of the array. */
+/* the lru list holds the queued normal tasks; the expired array stays empty */
 static int check_h(const psModel *m, const psData *d, char *err, int errlen) {
-  for (int c = 0; c < m->ncpu; c++) {
-    const o1_runqueue *rq = RQ(m, d, c);
-    uint32_t queued = 0;
-    for (int a = 0; a < 2; a++) {
-      const psPrioArray *arr = &rq->arrays[a];
-      int n = 0, normal = 0, lru = 0;
-      for (int k = 0; k <= MAX_PRIO; k++) {
-        int bit = (int)(arr->bitmap[k / 64] >> (k % 64) & 1);
-        if (k == MAX_PRIO ? !bit : bit != (arr->head[k] >= 0)) {
-          snprintf(err, errlen, "cpu %d array %d: bit %d disagrees with its list", c, a, k);
-          return -1;
-        }
-        if (k == MAX_PRIO) break;
-        for (int32_t i = arr->head[k]; i >= 0; i = d->task[i].run_next) {
-          const psTask *t = &d->task[i];
-          if (t->prio != k || t->array != a || t->cpu != c) {
-            snprintf(err, errlen, "cpu %d: pid %d misqueued at prio %d", c, t->pid, k);
-            return -1;
-          }
-          n++;
-          normal += k >= MAX_RT_PRIO;
-          if (n > d->ntask) {
-            snprintf(err, errlen, "cpu %d: cycle in list %d", c, k);
-            return -1;
-          }
-        }
-      }
-      for (int32_t i = arr->lru_head; i >= 0 && lru <= d->ntask; i = d->task[i].lru_next) lru++;
-      if (n != arr->nr_active || lru != normal) {
-        snprintf(err, errlen, "cpu %d array %d: nr_active %d, %d queued, %d normal, lru %d", c, a,
-                 arr->nr_active, n, normal, lru);
-        return -1;
-      }
-      queued += (uint32_t)n;
-    }
-    if (queued != rq->nr_running) {
-      snprintf(err, errlen, "cpu %d: nr_running %u but %u queued", c, rq->nr_running, queued);
-      return -1;
-    }
-    if (rq->arrays[!rq->active].nr_active) {
-      snprintf(err, errlen, "cpu %d: the expired array is not empty", c);
-      return -1;
-    }
-  }
-  return 0;
+  return o1_check_runqueues(m, d, MAX_PRIO, 1, 0, err, errlen);
 }
 
 static const psParamInfo h_params[] = {

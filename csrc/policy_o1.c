@@ -409,66 +409,11 @@ static void migrate_o1(const psModel *m, psData *d, psTask *p, int dest) {
 }
 
 static int dump_o1(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
-  const o1_runqueue *rq = RQ(m, d, cpu);
-  int n = 0;
-  for (int a = 0; a < 2; a++) {
-    const psPrioArray *arr = &rq->arrays[a ? !rq->active : rq->active];
-    for (int k = 0; k < MAX_PRIO; k++)
-      for (int32_t i = arr->head[k]; i >= 0 && n < max; i = d->task[i].run_next, n++) {
-        out[3 * n] = a;
-        out[3 * n + 1] = k;
-        out[3 * n + 2] = d->task[i].pid;
-      }
-  }
-  return n;
+  return o1_dump(m, d, cpu, MAX_PRIO, out, max);
 }
 
-/* Invariants: per runqueue, lists and bitmap agree, nr_active and
- * nr_running count what is queued, every queued task sits in its prio list. */
 static int check_o1(const psModel *m, const psData *d, char *err, int errlen) {
-  for (int c = 0; c < m->ncpu; c++) {
-    const o1_runqueue *rq = RQ(m, d, c);
-    uint32_t queued = 0;
-    for (int a = 0; a < 2; a++) {
-      const psPrioArray *arr = &rq->arrays[a];
-      int n = 0;
-      for (int k = 0; k <= MAX_PRIO; k++) {
-        int bit = (int)(arr->bitmap[k / 64] >> (k % 64) & 1);
-        if (k == MAX_PRIO ? !bit : bit != (arr->head[k] >= 0)) {
-          snprintf(err, errlen, "cpu %d array %d: bit %d disagrees with its list", c, a, k);
-          return -1;
-        }
-        if (k == MAX_PRIO) break;
-        int32_t prev = -1;
-        for (int32_t i = arr->head[k]; i >= 0; i = d->task[i].run_next) {
-          const psTask *t = &d->task[i];
-          if (t->prio != k || t->array != a || t->cpu != c || t->run_prev != prev) {
-            snprintf(err, errlen, "cpu %d array %d: pid %d misqueued at prio %d", c, a, t->pid, k);
-            return -1;
-          }
-          prev = i;
-          if (++n > d->ntask) {
-            snprintf(err, errlen, "cpu %d array %d: cycle in list %d", c, a, k);
-            return -1;
-          }
-        }
-        if (arr->tail[k] != prev) {
-          snprintf(err, errlen, "cpu %d array %d: tail of list %d is wrong", c, a, k);
-          return -1;
-        }
-      }
-      if (n != arr->nr_active) {
-        snprintf(err, errlen, "cpu %d array %d: nr_active %d but %d queued", c, a, arr->nr_active, n);
-        return -1;
-      }
-      queued += (uint32_t)n;
-    }
-    if (queued != rq->nr_running) {
-      snprintf(err, errlen, "cpu %d: nr_running %u but %u queued", c, rq->nr_running, queued);
-      return -1;
-    }
-  }
-  return 0;
+  return o1_check_runqueues(m, d, MAX_PRIO, 0, 1, err, errlen);
 }
 
 /* ---- tables ---- */

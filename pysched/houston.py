@@ -7,6 +7,7 @@ constants such as ``exp_nice_const`` are recomputed from them.  Arguments
 outside a function's domain raise ValueError naming the allowed range.
 """
 from . import _core
+from ._checks import check_int
 
 INT32_MAX = 2**31 - 1
 MAX_HALF_LIFE = 45426          # above it, decay_value's `as` becomes 0
@@ -16,18 +17,10 @@ STATIC_PRIO = (140, 179)       # NICE_TO_PRIO(-20) .. NICE_TO_PRIO(19)
 PRIO_DIFF = (-131072, 131071)  # estimate_run_avg multiplies by 0x4000
 
 
-def _int(what, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"{what} must be an int, not {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise ValueError(f"{what}={v} is outside the allowed range {lo}..{hi}")
-    return v
-
-
 def _split(params):
     params = dict(params or {})
     hz = params.pop("hz", 1000)
-    _int("hz", hz, 1, 100_000)
+    check_int("hz", hz, 1, 100_000)
     return hz, params
 
 
@@ -47,17 +40,17 @@ def decay_value(value, delta_time, half_life, *, params=None):
     """value * 0.5**(delta_time/half_life) by the patch's shift cascade and
     three-term exponential (floored at min_run_avg)."""
     k = constants(params)
-    _int("value", value, 0, k["max_run_avg"])
-    _int("delta_time", delta_time, 0, INT32_MAX)
-    _int("half_life", half_life, 1, MAX_HALF_LIFE)
+    check_int("value", value, 0, k["max_run_avg"])
+    check_int("delta_time", delta_time, 0, INT32_MAX)
+    check_int("half_life", half_life, 1, MAX_HALF_LIFE)
     return _call("decay_value", params, value, delta_time, half_life)
 
 
 def get_increment(half_life, max, *, params=None):
     """What a running task adds to its average each tick, so that a task
     that always runs settles near `max`."""
-    _int("half_life", half_life, 1, MAX_HALF_LIFE)
-    _int("max", max, 0, INT32_MAX // (MAX_HALF_LIFE // half_life))
+    check_int("half_life", half_life, 1, MAX_HALF_LIFE)
+    check_int("max", max, 0, INT32_MAX // (MAX_HALF_LIFE // half_life))
     return _call("get_increment", params, half_life, max)
 
 
@@ -65,17 +58,17 @@ def effective_prio(run_avg, static_prio, sleep_avg, *, params=None):
     """static_prio + prio_offset + log(run_avg/MAX_RUN_AVG)/nice_const
     - sleep_avg_nice*sleep_avg/MAX_SLEEP_AVG, clamped to 100..179."""
     k = constants(params)
-    _int("run_avg", run_avg, 0, INT32_MAX)
-    _int("static_prio", static_prio, *STATIC_PRIO)
-    _int("sleep_avg", sleep_avg, 0, k["max_sleep_avg"])
+    check_int("run_avg", run_avg, 0, INT32_MAX)
+    check_int("static_prio", static_prio, *STATIC_PRIO)
+    check_int("sleep_avg", sleep_avg, 0, k["max_sleep_avg"])
     return _call("effective_prio", params, run_avg, static_prio, sleep_avg)
 
 
 def estimate_run_avg(prio_diff, max, *, params=None):
     """effective_prio run backwards: the run_avg (scaled to `max`) of a task
     prio_diff levels better than static_prio + prio_offset."""
-    _int("prio_diff", prio_diff, *PRIO_DIFF)
-    _int("max", max, 0, INT32_MAX)
+    check_int("prio_diff", prio_diff, *PRIO_DIFF)
+    check_int("max", max, 0, INT32_MAX)
     return _call("estimate_run_avg", params, prio_diff, max)
 
 
@@ -84,14 +77,14 @@ def task_timeslice(prio, static_prio, policy="normal", *, params=None):
     (SCHED_RR: by static_prio, as in 2.5)."""
     if policy not in ("normal", "fifo", "rr"):
         raise ValueError(f"policy {policy!r} is not one of ['fifo', 'normal', 'rr']")
-    _int("prio", prio, 0, MAX_PRIO)
-    _int("static_prio", static_prio, *STATIC_PRIO)
+    check_int("prio", prio, 0, MAX_PRIO)
+    check_int("static_prio", static_prio, *STATIC_PRIO)
     return _call("task_timeslice", params, prio, static_prio, int(policy == "rr"))
 
 
 def update_prio_avg(prio_avg, prio, *, params=None):
     """One tick of the runqueue's prio_avg with a task of `prio` running
     (the idle task has prio 180); returns the new value."""
-    _int("prio_avg", prio_avg, 0, MAX_PRIO_AVG)
-    _int("prio", prio, 0, MAX_PRIO)
+    check_int("prio_avg", prio_avg, 0, MAX_PRIO_AVG)
+    check_int("prio", prio, 0, MAX_PRIO)
     return _call("update_prio_avg", params, prio_avg, prio)

@@ -3,15 +3,8 @@
 ``params`` overrides the preset's parameters, as in Simulator(params=...).
 """
 from . import _core
+from ._checks import check_int
 from .registry import _check_preset
-
-
-def _int(what, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"{what} must be an int, not {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise ValueError(f"{what}={v} is outside the allowed range {lo}..{hi}")
-    return v
 
 
 def _call(fn, preset, params, *args):
@@ -21,27 +14,27 @@ def _call(fn, preset, params, *args):
 
 def effective_prio(static_prio, sleep_avg, *, preset="linux-2.5.64", params=None):
     """Dynamic priority of a normal task: static_prio minus a -5..+5 bonus from sleep_avg."""
-    _int("static_prio", static_prio, 100, 139)
-    _int("sleep_avg", sleep_avg, 0, 2**32 - 1)
+    check_int("static_prio", static_prio, 100, 139)
+    check_int("sleep_avg", sleep_avg, 0, 2**32 - 1)
     return _call("effective_prio", preset, params, static_prio, sleep_avg)
 
 
 def task_timeslice(static_prio, *, preset="linux-2.5.64", params=None):
     """Timeslice in ticks: MIN + (MAX - MIN) * (139 - static_prio) / 39."""
-    _int("static_prio", static_prio, 100, 139)
+    check_int("static_prio", static_prio, 100, 139)
     return _call("task_timeslice", preset, params, static_prio, 0)
 
 
 def task_interactive(prio, static_prio, *, preset="linux-2.5.64", params=None):
     """TASK_INTERACTIVE: prio <= static_prio - DELTA(nice)."""
-    _int("prio", prio, 0, 140)
-    _int("static_prio", static_prio, 100, 139)
+    check_int("prio", prio, 0, 140)
+    check_int("static_prio", static_prio, 100, 139)
     return bool(_call("task_interactive", preset, params, prio, static_prio))
 
 
 def expired_starving(expired_timestamp, jiffies, nr_running, *, preset="linux-2.5.64", params=None):
     """EXPIRED_STARVING: the expired array has waited STARVATION_LIMIT * nr_running + 1 ticks."""
-    _int("expired_timestamp", expired_timestamp, 0, 2**32 - 1)
-    _int("jiffies", jiffies, 0, 2**32 - 1)
-    _int("nr_running", nr_running, 0, 2**32 - 1)
+    check_int("expired_timestamp", expired_timestamp, 0, 2**32 - 1)
+    check_int("jiffies", jiffies, 0, 2**32 - 1)
+    check_int("nr_running", nr_running, 0, 2**32 - 1)
     return bool(_call("expired_starving", preset, params, expired_timestamp, jiffies, nr_running))

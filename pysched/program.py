@@ -10,20 +10,13 @@ program is spawned in.  A Program is immutable once spawned only in the sense
 that the simulator keeps the version it was given.
 """
 from . import dist
+from ._checks import check_int as _check_int
 
 # op codes of csrc/program.h
 RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED = range(12)
 
 POLICIES = {"normal": 0, "fifo": 1, "rr": 2}
 MAX_LOOP_DEPTH = 8
-
-
-def _check_int(what, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"{what} must be an int, not {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise ValueError(f"{what}={v} is outside the allowed range {lo}..{hi}")
-    return v
 
 
 def _check_policy(policy):

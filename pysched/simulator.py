@@ -1,12 +1,13 @@
 """The Simulator: a machine running one scheduler preset, stepped from Python."""
-import math
 import os
 
 import numpy as np
 
 from . import _core
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
-from .program import FORK, POLICIES, POST, WAIT, Program, _check_int, _check_policy
+from ._checks import check_int as _check_int
+from ._checks import check_number
+from .program import FORK, POLICIES, POST, WAIT, Program, _check_policy
 from .registry import _check_preset
 
 RECORD_LEVELS = ("counters", "events", "series")
@@ -30,14 +31,6 @@ class TaskView:
 
     def __repr__(self):
         return f"TaskView(pid={self.pid}, name={self.name!r}, state={self.state}, prio={self.prio})"
-
-
-def _number(what, v, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{what} must be a number, not {type(v).__name__}")
-    if not (math.isfinite(v) and lo <= v <= hi):
-        raise ValueError(f"{what}={v!r} is outside the allowed range {lo}..{hi}")
-    return v
 
 
 class Simulator:
@@ -223,17 +216,17 @@ class Simulator:
         if len(given) != 1:
             raise TypeError(f"source() takes exactly one of every_ms=, every_us=, poisson_ms=; got {given}")
         if every_ms is not None:
-            period, kind = _number("every_ms", every_ms, 1e-6, 1e9) * 1e6, SOURCE_EVERY
+            period, kind = check_number("every_ms", every_ms, 1e-6, 1e9) * 1e6, SOURCE_EVERY
         elif every_us is not None:
-            period, kind = _number("every_us", every_us, 1e-3, 1e12) * 1e3, SOURCE_EVERY
+            period, kind = check_number("every_us", every_us, 1e-3, 1e12) * 1e3, SOURCE_EVERY
         else:
-            period, kind = _number("poisson_ms", poisson_ms, 1e-6, 1e9) * 1e6, SOURCE_POISSON
+            period, kind = check_number("poisson_ms", poisson_ms, 1e-6, 1e9) * 1e6, SOURCE_POISSON
         period = max(1, round(period))
         now = self._core.now_ns
         if start_ms is None:
             start = now + (period if kind == SOURCE_EVERY else 0)
         else:
-            start = now + round(_number("start_ms", start_ms, 0, 1e9) * 1e6)
+            start = now + round(check_number("start_ms", start_ms, 0, 1e9) * 1e6)
         if count is not None:
             _check_int("count", count, 0, 2**62)
         ch = self._channel(_check_channel_name(channel))
@@ -249,7 +242,7 @@ class Simulator:
             _check_int("ticks", ticks, 0, MAX_SECONDS * self.hz)
             self._core.step(ticks)
         else:
-            _number("seconds", seconds, 0, MAX_SECONDS)
+            check_number("seconds", seconds, 0, MAX_SECONDS)
             self._core.run_until(self._core.now_ns + round(seconds * 1e9))
 
     def step(self, ticks=1):
