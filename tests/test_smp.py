@@ -199,3 +199,33 @@ def test_balancing_on_prio_avg_brings_mixed_nices_closer_to_the_machine_equilibr
 
 def hogs_with(sim, nices):
     return [sim.spawn(ps.programs.cpu_hog(), nice=n, cpu=0) for n in nices]
+
+
+def test_staggered_ticks_fall_between_cpu0s():
+    sim = ps.Simulator("linux-2.5.65", cpus=4, stagger_ticks=True, record="events")
+    hogs(sim, 8)
+    sim.run(seconds=2)
+    ev = sim.events()
+    exp = ev[ev["kind"] == KIND["expire"]]
+    # CPU i ticks i/4 of a tick after CPU 0, so its expiries fall there
+    for cpu in range(4):
+        offsets = set((exp[exp["cpu"] == cpu]["time_ns"] % MS).tolist())
+        assert offsets == {cpu * MS // 4}
+    aligned = ps.Simulator("linux-2.5.65", cpus=4, record="events")
+    hogs(aligned, 8)
+    aligned.run(seconds=2)
+    ev = aligned.events()
+    assert set((ev[ev["kind"] == KIND["expire"]]["time_ns"] % MS).tolist()) == {0}
+
+
+@pytest.mark.parametrize("preset", ["linux-2.5.65", "houston-2003"])
+def test_sixty_four_cpus_spread_a_hundred_and_twenty_eight_hogs(preset):
+    sim = ps.Simulator(preset, cpus=64, debug=True)
+    pids = hogs(sim, 128, cpu=0)
+    sim.run(seconds=3)
+    st = sim.cpu_stats()
+    assert np.all(st["nr_running"] == 2)
+    sim.run(seconds=10)
+    shares = np.array([sim.task(p).cpu_ns for p in pids]) / 13e9
+    # every CPU busy nearly all along, and nobody starved while spreading
+    assert shares.sum() == pytest.approx(64, rel=0.05) and shares.min() > 0.3
