@@ -9,6 +9,25 @@ in C, driven from Python::
     sim.run(seconds=1)
     sim.task(hog).prio
 """
+import os as _os
+import sys as _sys
+
+try:
+    from . import _core
+except ImportError:
+    # Imported from a source checkout (python -m pysched in its root puts the
+    # root first on sys.path), whose package has no compiled core: defer to
+    # the installed package for every submodule.
+    from importlib.machinery import PathFinder as _PathFinder
+
+    _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    _spec = _PathFinder.find_spec(
+        __name__, [p for p in _sys.path if _os.path.abspath(p or _os.curdir) != _root])
+    if _spec is None or not _spec.submodule_search_locations:
+        raise ImportError("pysched's compiled core is missing: install it with pip install .")
+    __path__[:] = list(_spec.submodule_search_locations)
+    from . import _core
+
 from . import analysis, houston, o1, programs
 from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
 from .dist import const, exponential, normal, uniform

@@ -9,13 +9,13 @@ from .registry import presets
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m pysched")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="interactive tasks beside CPU hogs on each O(1) preset")
+    d = sub.add_parser("demo", help="interactive tasks beside CPU hogs on every preset")
     d.add_argument("--seconds", type=float, default=20.0)
     d.add_argument("--preset", action="append", choices=presets())
     d.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.cmd == "demo":
-        chosen = args.preset or ("linux-2.5.64", "linux-2.5.64-bk4", "linux-2.5.65")
+        chosen = args.preset or presets()
         return demo.main(chosen, args.seconds, args.seed)
     return 2
 
