@@ -30,6 +30,10 @@ static void move_task(const psModel *m, psData *d, const o1_balance_ops *ops, ps
 }
 
 void o1_migrate(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int dest) {
+  if (p->array < 0) {
+    p->cpu = dest;  /* asleep: it wakes there */
+    return;
+  }
   move_task(m, d, ops, p, dest);
   if (p->prio < ps_curr(d, dest)->prio) ps_resched_cpu(d, dest);
 }

@@ -29,8 +29,9 @@ void o1_rebalance_tick(const psModel *m, psData *d, const o1_balance_ops *ops, i
  * Returns the number pulled. */
 int o1_load_balance(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu, int idle);
 
-/* Move a queued, not running task to dest's active array (migration
- * thread / set_cpus_allowed); resched dest if it beats dest's task. */
+/* The migration thread (set_cpus_allowed) for a task that is not running:
+ * a queued one moves to dest's active array, rescheduling dest if it beats
+ * dest's task; a sleeping one will wake on dest. */
 void o1_migrate(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int dest);
 
 /* try_to_wake_up step 1: a sync wakeup by a task on another CPU moves the

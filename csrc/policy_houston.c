@@ -443,10 +443,6 @@ static void set_scheduler_h(const psModel *m, psData *d, psTask *p, int policy, 
 }
 
 static void migrate_h(const psModel *m, psData *d, psTask *p, int dest) {
-  if (p->array < 0) {
-    p->cpu = dest;
-    return;
-  }
   o1_balance_ops ops = balance_ops(m);
   o1_migrate(m, d, &ops, p, dest);
 }

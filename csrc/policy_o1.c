@@ -400,10 +400,6 @@ static void set_scheduler_o1(const psModel *m, psData *d, psTask *p, int policy,
 }
 
 static void migrate_o1(const psModel *m, psData *d, psTask *p, int dest) {
-  if (p->array < 0) {
-    p->cpu = dest;
-    return;
-  }
   o1_balance_ops ops = balance_ops(m);
   o1_migrate(m, d, &ops, p, dest);
 }
