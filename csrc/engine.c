@@ -376,12 +376,6 @@ static psTask *new_task(const psModel *m, psData *d, int prog) {
 }
 
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
-             int rt_priority, uint64_t cpus_allowed, int cpu, char *err, int errlen) {
-  return ps_spawn_init(m, d, prog, name, nice, policy, rt_priority, cpus_allowed, cpu, 0, NULL,
-                       NULL, 0, err, errlen);
-}
-
-int ps_spawn_init(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
                   int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
                   const int32_t *init_field, const int64_t *init_value, int time_slice,
                   char *err, int errlen) {

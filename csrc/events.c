@@ -54,18 +54,6 @@ void psu_heap_pop(psHeap *h) {
   if (h->n) sift_down(h, 0);
 }
 
-void psu_heap_remove(psHeap *h, int32_t cls, int32_t key) {
-  for (int64_t i = 0; i < h->n; i++) {
-    if (h->e[i].cls != cls || h->e[i].key != key) continue;
-    h->e[i] = h->e[--h->n];
-    if (i < h->n) {
-      sift_down(h, i);
-      sift_up(h, i);
-    }
-    return;
-  }
-}
-
 void psu_heap_free(psHeap *h) {
   free(h->e);
   memset(h, 0, sizeof(*h));

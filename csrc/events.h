@@ -28,8 +28,6 @@ int psu_heap_push(psHeap *h, psEvt ev);
 /* The earliest event; the heap must not be empty. */
 static inline const psEvt *psu_heap_top(const psHeap *h) { return &h->e[0]; }
 void psu_heap_pop(psHeap *h);
-/* Remove the event of (cls, key) if queued. */
-void psu_heap_remove(psHeap *h, int32_t cls, int32_t key);
 void psu_heap_free(psHeap *h);
 /* Deep copy; 0 or -1 on allocation failure. */
 int psu_heap_copy(psHeap *dst, const psHeap *src);

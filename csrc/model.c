@@ -73,10 +73,6 @@ nomem:
   return -1;
 }
 
-int ps_set_param(psModel *m, const char *name, int64_t value, char *err, int errlen) {
-  return ps_set_params(m, &name, &value, 1, err, errlen);
-}
-
 int ps_set_params(psModel *m, const char *const *names, const int64_t *values, int n, char *err,
                   int errlen) {
   int64_t saved[PS_MAX_PARAMS];

@@ -476,8 +476,8 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   if (cpu >= self->m.ncpu || (cpu >= 0 && !(mask >> cpu & 1)))
     return raise_value("cpu is not one of the task's allowed CPUs");
   char err[PS_ERRLEN];
-  int pid = ps_spawn_init(&self->m, &self->d, prog, name, nice, policy, rt, mask & all, cpu, ninit,
-                          fields, values, time_slice, err, sizeof err);
+  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask & all, cpu, ninit, fields,
+                     values, time_slice, err, sizeof err);
   if (pid < 0) return raise_value(err);
   return PyLong_FromLong(pid);
 }

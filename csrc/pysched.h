@@ -143,8 +143,6 @@ typedef struct psSampleRec {
 int ps_npresets(void);
 const psPreset *ps_preset(int i);
 const psPreset *ps_preset_find(const char *name);
-int ps_npolicies(void);
-const psPolicy *ps_policy(int i);
 
 /* Generic task fields (pid, prio, time_slice, cpu_ns ...), readable by name. */
 extern const psFieldInfo ps_task_fields[];
@@ -159,8 +157,6 @@ int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t
 void ps_model_free(psModel *m);
 int ps_model_copy(psModel *dst, const psModel *src);
 int ps_param_index(const psModel *m, const char *name);
-/* Set one parameter; the model is unchanged on failure. */
-int ps_set_param(psModel *m, const char *name, int64_t value, char *err, int errlen);
 /* Set several parameters at once, checked as a set; all or nothing. */
 int ps_set_params(psModel *m, const char *const *names, const int64_t *values, int n, char *err,
                   int errlen);
@@ -175,16 +171,13 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen);
 void ps_data_free(psData *d);
 int ps_data_copy(const psModel *m, psData *dst, const psData *src);
 
-/* Create a task running program `prog`; returns its pid or -1 with err. */
+/* Create a task running program `prog`; returns its pid or -1 with err.
+ * init sets policy task fields (index, value) before the policy initialises
+ * the task (e.g. sleep_avg); time_slice (>= 1, or 0 for the policy's) is set
+ * after it. */
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
-             int rt_priority, uint64_t cpus_allowed, int cpu, char *err, int errlen);
-/* ps_spawn with initial values: policy task fields (index, value) set
- * before the policy initialises the task (e.g. sleep_avg), and a
- * time_slice (>= 1, or 0 for the policy's) set after it. */
-int ps_spawn_init(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
-                  int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
-                  const int32_t *init_field, const int64_t *init_value, int time_slice,
-                  char *err, int errlen);
+             int rt_priority, uint64_t cpus_allowed, int cpu, int ninit, const int32_t *init_field,
+             const int64_t *init_value, int time_slice, char *err, int errlen);
 /* Advance to t_end (inclusive): every event due at or before t_end is
  * delivered.  0, or -1 with err (the state is consistent at the instant of
  * the failure and the run can continue once the cause is removed). */

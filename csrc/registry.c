@@ -1,10 +1,9 @@
-/* The registered policies and presets: a new policy is one line here. */
+/* The presets: a policy and its parameter overrides.  A new policy is one
+ * line here. */
 #include <string.h>
 
 #include "policy_houston.h"
 #include "policy_o1.h"
-
-static const psPolicy *const policies[] = {&ps_policy_o1, &ps_policy_houston};
 
 /* Fact sheet §1: the version table, row by row. */
 static const psOverride o1_bk4[] = {
@@ -37,5 +36,3 @@ const psPreset *ps_preset_find(const char *name) {
     if (!strcmp(presets[i].name, name)) return &presets[i];
   return NULL;
 }
-int ps_npolicies(void) { return (int)(sizeof(policies) / sizeof(policies[0])); }
-const psPolicy *ps_policy(int i) { return policies[i]; }
