@@ -119,12 +119,25 @@ static void acct(psTask *t, int64_t now, int to) {
   t->since_ns = now;
 }
 
-void ps_task_counters(const psData *d, const psTask *t, int64_t *cpu_ns, int64_t *wait_ns,
-                      int64_t *sleep_ns) {
-  int64_t dt = d->now_ns - t->since_ns;
-  *cpu_ns = t->cpu_ns + (t->acct == PS_ACCT_RUN ? dt : 0);
-  *wait_ns = t->wait_ns + (t->acct == PS_ACCT_WAIT ? dt : 0);
-  *sleep_ns = t->sleep_ns + (t->acct == PS_ACCT_SLEEP ? dt : 0);
+const psFieldInfo *ps_field_info(const psModel *m, int i) {
+  return i < ps_ntask_fields ? &ps_task_fields[i] : &m->policy->task_fields[i - ps_ntask_fields];
+}
+
+int ps_field_index(const psModel *m, const char *name) {
+  for (int i = 0; i < ps_nfields(m); i++)
+    if (!strcmp(ps_field_info(m, i)->name, name)) return i;
+  return -1;
+}
+
+int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i) {
+  if (i >= ps_ntask_fields) return psu_field_read(t->priv, ps_field_info(m, i));
+  const psFieldInfo *f = &ps_task_fields[i];
+  int64_t v = psu_field_read(t, f);
+  /* the counter of the interval in progress has not been charged yet */
+  int open = f->offset == offsetof(psTask, cpu_ns)    ? PS_ACCT_RUN
+             : f->offset == offsetof(psTask, wait_ns)  ? PS_ACCT_WAIT
+             : f->offset == offsetof(psTask, sleep_ns) ? PS_ACCT_SLEEP : -1;
+  return t->acct == open ? v + d->now_ns - t->since_ns : v;
 }
 
 /* ---- state ---- */
@@ -559,28 +572,11 @@ static int64_t next_time(const psModel *m, const psData *d) {
 }
 
 static void sample_series(const psModel *m, psData *d) {
-  const psPolicy *pol = m->policy;
   for (int32_t i = m->ncpu; i < d->ntask; i++) {
     const psTask *t = &d->task[i];
     if (t->exit_ns >= 0) continue;
     for (int k = 0; k < m->nseries; k++) {
-      const psSeriesField *f = &m->series[k];
-      int64_t v;
-      if (f->table == PS_TABLE_TASK) {
-        const psFieldInfo *fi = &ps_task_fields[f->index];
-        if (fi->offset == offsetof(psTask, cpu_ns) || fi->offset == offsetof(psTask, wait_ns) ||
-            fi->offset == offsetof(psTask, sleep_ns)) {
-          int64_t cn, wn, sn;
-          ps_task_counters(d, t, &cn, &wn, &sn);
-          v = fi->offset == offsetof(psTask, cpu_ns) ? cn
-              : fi->offset == offsetof(psTask, wait_ns) ? wn : sn;
-        } else {
-          v = psu_field_read(t, fi);
-        }
-      } else {
-        v = psu_field_read(t->priv, &pol->task_fields[f->index]);
-      }
-      psSampleRec r = {d->now_ns, v, i, k};
+      psSampleRec r = {d->now_ns, ps_task_value(m, d, t, m->series[k]), i, k};
       ring_push(m, d, &d->series, &r, "series");
     }
   }

@@ -334,20 +334,13 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
     return NULL;
   if (!PyList_Check(fields) || PyList_GET_SIZE(fields) > PS_MAX_SERIES_FIELDS)
     return raise_value("series fields must be a list of at most 16 names");
-  psSeriesField sf[PS_MAX_SERIES_FIELDS];
+  int32_t sf[PS_MAX_SERIES_FIELDS];
   Py_ssize_t nf = PyList_GET_SIZE(fields);
   for (Py_ssize_t k = 0; k < nf; k++) {
     const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(fields, k));
     if (!name) return NULL;
-    sf[k].table = -1;
-    for (int i = 0; i < ps_ntask_fields; i++)
-      if (!strcmp(ps_task_fields[i].name, name)) { sf[k].table = PS_TABLE_TASK; sf[k].index = i; }
-    for (int i = 0; i < self->m.policy->ntask_fields; i++)
-      if (!strcmp(self->m.policy->task_fields[i].name, name)) {
-        sf[k].table = PS_TABLE_POLICY;
-        sf[k].index = i;
-      }
-    if (sf[k].table < 0) {
+    sf[k] = ps_field_index(&self->m, name);
+    if (sf[k] < 0) {
       PyErr_Format(PyExc_KeyError, "unknown task field '%s'", name);
       return NULL;
     }
@@ -362,7 +355,7 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
   m->rec_latency = latency;
   m->rec_series = nf > 0;
   m->nseries = (int32_t)nf;
-  memcpy(m->series, sf, (size_t)nf * sizeof(psSeriesField));
+  memcpy(m->series, sf, (size_t)nf * sizeof(int32_t));
   m->series_every = every;
   m->max_trace_bytes = max_bytes;
   m->overwrite = overwrite;
@@ -559,28 +552,14 @@ static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
 /* task(pid) -> dict of every generic and policy field, plus name. */
 static PyObject *task_dict(SimObject *self, const psTask *t) {
   PyObject *d = PyDict_New();
-  if (!d) return NULL;
-  int64_t cpu_ns, wait_ns, sleep_ns;
-  ps_task_counters(&self->d, t, &cpu_ns, &wait_ns, &sleep_ns);
-  for (int i = 0; i < ps_ntask_fields; i++) {
-    const psFieldInfo *f = &ps_task_fields[i];
-    int64_t v = psu_field_read(t, f);
-    if (f->offset == offsetof(psTask, cpu_ns)) v = cpu_ns;
-    if (f->offset == offsetof(psTask, wait_ns)) v = wait_ns;
-    if (f->offset == offsetof(psTask, sleep_ns)) v = sleep_ns;
-    PyObject *o = PyLong_FromLongLong(v);
-    if (!o || PyDict_SetItemString(d, f->name, o)) { Py_XDECREF(o); Py_DECREF(d); return NULL; }
-    Py_DECREF(o);
-  }
-  const psPolicy *pol = self->m.policy;
-  for (int i = 0; i < pol->ntask_fields; i++) {
-    PyObject *o = PyLong_FromLongLong(psu_field_read(t->priv, &pol->task_fields[i]));
-    if (!o || PyDict_SetItemString(d, pol->task_fields[i].name, o)) { Py_XDECREF(o); Py_DECREF(d); return NULL; }
-    Py_DECREF(o);
+  for (int i = 0; d && i < ps_nfields(&self->m); i++) {
+    PyObject *o = PyLong_FromLongLong(ps_task_value(&self->m, &self->d, t, i));
+    if (!o || PyDict_SetItemString(d, ps_field_info(&self->m, i)->name, o)) Py_CLEAR(d);
+    Py_XDECREF(o);
   }
   PyObject *name = PyUnicode_DecodeUTF8(t->name, (Py_ssize_t)strnlen(t->name, PS_NAME_LEN), "replace");
-  if (!name || PyDict_SetItemString(d, "name", name)) { Py_XDECREF(name); Py_DECREF(d); return NULL; }
-  Py_DECREF(name);
+  if (d && (!name || PyDict_SetItemString(d, "name", name))) Py_CLEAR(d);
+  Py_XDECREF(name);
   return d;
 }
 
@@ -600,35 +579,18 @@ static PyObject *Sim_task(SimObject *self, PyObject *arg) {
  * int64 matrix, one row per task (pid order). */
 static PyObject *Sim_table(SimObject *self, PyObject *noargs) {
   READY(self);
-  const psPolicy *pol = self->m.policy;
-  int nf = ps_ntask_fields + pol->ntask_fields;
-  int nt = self->d.ntask - self->m.ncpu;
+  const psModel *m = &self->m;
+  int nf = ps_nfields(m);
+  int nt = self->d.ntask - m->ncpu;
   PyObject *names = PyList_New(nf);
   if (!names) return NULL;
-  for (int i = 0; i < nf; i++) {
-    const char *n = i < ps_ntask_fields ? ps_task_fields[i].name : pol->task_fields[i - ps_ntask_fields].name;
-    PyList_SET_ITEM(names, i, PyUnicode_FromString(n));
-  }
+  for (int i = 0; i < nf; i++) PyList_SET_ITEM(names, i, PyUnicode_FromString(ps_field_info(m, i)->name));
   PyObject *buf = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)nt * nf * 8);
   if (!buf) { Py_DECREF(names); return NULL; }
   int64_t *out = (int64_t *)PyBytes_AS_STRING(buf);
-  for (int k = 0; k < nt; k++) {
-    const psTask *t = &self->d.task[self->m.ncpu + k];
-    int64_t cpu_ns, wait_ns, sleep_ns;
-    ps_task_counters(&self->d, t, &cpu_ns, &wait_ns, &sleep_ns);
-    for (int i = 0; i < nf; i++) {
-      int64_t v;
-      if (i < ps_ntask_fields) {
-        const psFieldInfo *f = &ps_task_fields[i];
-        v = f->offset == offsetof(psTask, cpu_ns) ? cpu_ns
-            : f->offset == offsetof(psTask, wait_ns) ? wait_ns
-            : f->offset == offsetof(psTask, sleep_ns) ? sleep_ns : psu_field_read(t, f);
-      } else {
-        v = psu_field_read(t->priv, &pol->task_fields[i - ps_ntask_fields]);
-      }
-      out[(size_t)k * nf + i] = v;
-    }
-  }
+  for (int k = 0; k < nt; k++)
+    for (int i = 0; i < nf; i++)
+      out[(size_t)k * nf + i] = ps_task_value(m, &self->d, &self->d.task[m->ncpu + k], i);
   PyObject *tnames = PyList_New(nt);
   for (int k = 0; tnames && k < nt; k++) {
     const char *s = self->d.task[self->m.ncpu + k].name;

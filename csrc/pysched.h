@@ -33,12 +33,6 @@ typedef struct psSourceDef {
   int64_t count;      /* firings, -1 = forever */
 } psSourceDef;
 
-/* A sampled field: which table and which entry. */
-enum { PS_TABLE_TASK = 0, PS_TABLE_POLICY = 1 };
-typedef struct psSeriesField {
-  int32_t table, index;
-} psSeriesField;
-
 /* Warnings: anomalies that are not errors, counted in the state. */
 enum {
   PS_WARN_STARVING = 0,   /* an interactive task expired because EXPIRED_STARVING */
@@ -67,7 +61,7 @@ typedef struct psModel {
   int32_t rec_series;
   int32_t series_every;     /* ticks between samples */
   int32_t nseries;
-  psSeriesField series[PS_MAX_SERIES_FIELDS];
+  int32_t series[PS_MAX_SERIES_FIELDS]; /* task field indices (ps_field_index) */
   int64_t max_trace_bytes;  /* cap per ring */
   int32_t overwrite;        /* full ring: 1 overwrite oldest, 0 fail the step */
   int32_t debug_checks;     /* check invariants after every instant */
@@ -150,6 +144,15 @@ extern const int ps_ntask_fields;
 int64_t psu_field_read(const void *base, const psFieldInfo *f);
 void psu_field_write(void *base, const psFieldInfo *f, int64_t v);
 
+/* A task's fields under one index: the generic ones, then the policy's
+ * (ps_nfields in all, below). */
+const psFieldInfo *ps_field_info(const psModel *m, int i);
+/* Index of a field by name, or -1. */
+int ps_field_index(const psModel *m, const char *name);
+/* Field i of task t now: cpu_ns, wait_ns and sleep_ns include the interval
+ * in progress. */
+int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i);
+
 /* ---- model (model.c) ---- */
 /* Build a model for `preset` with defaults; 0 or -1 with err. */
 int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
@@ -206,8 +209,7 @@ psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid);
 static inline void *ps_rq(const psModel *m, const psData *d, int cpu) {
   return d->rq + (size_t)cpu * m->policy->rq_size;
 }
-/* Time-so-far of the interval in progress, added to a task's counters. */
-void ps_task_counters(const psData *d, const psTask *t, int64_t *cpu_ns, int64_t *wait_ns,
-                      int64_t *sleep_ns);
+/* Generic plus policy task fields. */
+static inline int ps_nfields(const psModel *m) { return ps_ntask_fields + m->policy->ntask_fields; }
 
 #endif

@@ -197,6 +197,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
       goto bad;
   for (int32_t k = 0; k < m->nsrc; k++)
     if (m->src[k].chan < 0 || m->src[k].chan >= m->nchan) goto bad;
+  for (int32_t k = 0; k < m->nseries; k++)
+    if (m->series[k] < 0 || m->series[k] >= ps_nfields(m)) goto bad;
   char msg[PS_ERRLEN];
   if (m->policy->configure(m, msg, sizeof msg)) goto bad;
   if (get(&r, &dd, sizeof dd)) goto bad;
