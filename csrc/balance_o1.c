@@ -5,6 +5,7 @@
 #include "balance_o1.h"
 
 #include "engine_internal.h"
+#include "o1_task.h"
 
 static int rt_task(const psTask *p) { return p->prio < 100; }
 
@@ -101,7 +102,7 @@ static int find_busiest_by_prio_avg(const psModel *m, psData *d, const o1_balanc
 
 static int can_migrate_task(const psData *d, const o1_balance_ops *ops, const psTask *p,
                             int busiest, int cpu) {
-  return (uint32_t)d->jiffies - *ops->last_run(p) > ops->cache_decay_ticks &&
+  return (uint32_t)d->jiffies - o1_sched_of_const(p)->last_run > ops->cache_decay_ticks &&
          ps_curr(d, busiest) != p && (p->cpus_allowed >> cpu & 1);
 }
 

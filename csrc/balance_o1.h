@@ -14,7 +14,6 @@ typedef struct o1_balance_ops {
   uint32_t cache_decay_ticks;
   uint32_t idle_rebalance_ticks, busy_rebalance_ticks;
   uint32_t prio_avg_imbalance;      /* prio_avg units (1024 per level) */
-  const uint32_t *(*last_run)(const psTask *p); /* the policy's last_run field */
 } o1_balance_ops;
 
 

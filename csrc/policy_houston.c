@@ -17,6 +17,7 @@
 
 #include "balance_o1.h"
 #include "engine_internal.h"
+#include "o1_task.h"
 #include "policy_houston.h"
 #include "policy_o1.h"
 #include "prio_array.h"
@@ -65,13 +66,9 @@ enum {
 #define HC(m) ps_houston_const(m)
 
 typedef struct h_task {
-  uint32_t sleep_avg;
-  uint32_t last_run;
-  int32_t first_time_slice;
+  o1_sched sched;            /* what the family shares (o1_task.h) */
   uint32_t run_avg;
   uint32_t run_avg_timestamp;
-  int32_t pad;
-  int64_t bonus_given, bonus_received;
 } h_task;
 
 static inline h_task *H(psTask *p) { return (h_task *)p->priv; }
@@ -80,7 +77,7 @@ static inline int rt_task(const psTask *p) { return p->prio < MAX_RT_PRIO; }
 static inline uint32_t jiffies32(const psData *d) { return (uint32_t)d->jiffies; }
 
 static int effective_prio(const psModel *m, psTask *p) {
-  return houston_effective_prio(HC(m), H(p)->run_avg, p->static_prio, H(p)->sleep_avg);
+  return houston_effective_prio(HC(m), H(p)->run_avg, p->static_prio, H(p)->sched.sleep_avg);
 }
 
 static int task_timeslice(const psModel *m, const psTask *p) {
@@ -149,24 +146,9 @@ static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) 
   int requeue_waker = 0;
   if (sleep_time) {
     pt->run_avg_timestamp = jiffies32(d);
-    int32_t sleep_avg = (int32_t)(pt->sleep_avg + sleep_time);
-    if (sleep_avg > (int32_t)max) {
-      if (P(waker_bonus) && waker) {
-        h_task *wt = H(waker);
-        sleep_avg += (int32_t)wt->sleep_avg - (int32_t)max;
-        if (sleep_avg > (int32_t)max) sleep_avg = (int32_t)max;
-        if (wt->sleep_avg != (uint32_t)sleep_avg) {
-          int64_t amount = (int64_t)sleep_avg - wt->sleep_avg;
-          wt->sleep_avg = (uint32_t)sleep_avg;
-          wt->bonus_received += amount;
-          pt->bonus_given += amount;
-          ps_log(m, d, PS_EVT_BACKBOOST, waker->cpu, waker, p->pid, waker->prio, amount);
-          requeue_waker = 1;
-        }
-      }
-      sleep_avg = (int32_t)max;
-    }
-    pt->sleep_avg = (uint32_t)sleep_avg;
+    uint32_t sleep_avg = o1_credit_sleep(m, d, p, waker, sleep_time, max, (int)P(waker_bonus),
+                                         &requeue_waker);
+    pt->sched.sleep_avg = sleep_avg;
     if (!rt_task(p)) {
       update_run_avg_sleeping(m, p, sleep_time);
       set_prio(m, d, p, effective_prio(m, p));
@@ -249,7 +231,7 @@ static void estimate_new_run_avg(const psModel *m, psData *d, psTask *p) {
 static int task_spawn_h(const psModel *m, psData *d, psTask *p) {
   h_task *pt = H(p);
   p->static_prio = NICE_TO_PRIO(p->nice);
-  pt->last_run = jiffies32(d);
+  pt->sched.last_run = jiffies32(d);
   if (p->policy == PS_SCHED_NORMAL) {
     if (!pt->run_avg) estimate_new_run_avg(m, d, p);
     else pt->run_avg_timestamp = jiffies32(d);
@@ -263,13 +245,11 @@ static int task_spawn_h(const psModel *m, psData *d, psTask *p) {
   return p->prio < ps_curr(d, p->cpu)->prio;
 }
 
-static const uint32_t *last_run_of(const psTask *p) { return &((const h_task *)p->priv)->last_run; }
-
 static o1_balance_ops balance_ops(const psModel *m) {
   /* bk4's pull_task preempts equal prios with a longer slice left */
   o1_balance_ops ops = {1, 1, (int)P(balance_prio_avg), (uint32_t)P(cache_decay_ticks),
                         (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks),
-                        (uint32_t)P(prio_avg_imbalance), last_run_of};
+                        (uint32_t)P(prio_avg_imbalance)};
   return ops;
 }
 
@@ -294,12 +274,12 @@ static void tick_h(const psModel *m, psData *d, int cpu) {
     ps_resched_cpu(d, cpu);
     goto out;
   }
-  if (pt->sleep_avg) pt->sleep_avg--;
+  if (pt->sched.sleep_avg) pt->sched.sleep_avg--;
   update_run_avg_running(m, d, p);
   if (rt_task(p)) {
     if (p->policy == PS_SCHED_RR && !--p->time_slice) {
       p->time_slice = task_timeslice(m, p);
-      pt->first_time_slice = 0;
+      pt->sched.first_time_slice = 0;
       ps_resched_cpu(d, cpu);
       dequeue_task(m, d, p);
       enqueue_task(m, d, p, rq->active);
@@ -311,7 +291,7 @@ static void tick_h(const psModel *m, psData *d, int cpu) {
     ps_resched_cpu(d, cpu);
     set_prio(m, d, p, effective_prio(m, p));
     p->time_slice = task_timeslice(m, p);
-    pt->first_time_slice = 0;
+    pt->sched.first_time_slice = 0;
     enqueue_task(m, d, p, rq->active);
     ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
   }
@@ -322,7 +302,7 @@ out:
 
 static void put_prev_h(const psModel *m, psData *d, psTask *prev) {
   (void)m;
-  if (!prev->is_idle) H(prev)->last_run = jiffies32(d);
+  if (!prev->is_idle) H(prev)->sched.last_run = jiffies32(d);
 }
 
 static void deactivate_h(const psModel *m, psData *d, psTask *prev) { deactivate_task(m, d, prev); }
@@ -366,18 +346,10 @@ static int wakeup_h(const psModel *m, psData *d, psTask *p, psTask *waker, int s
 static void task_fork_h(const psModel *m, psData *d, psTask *parent, psTask *p) {
   h_task *pt = H(p), *ppt = H(parent);
   o1_runqueue *rq = RQ(m, d, parent->cpu);
-  pt->bonus_given = pt->bonus_received = 0;
-  p->time_slice = (parent->time_slice + 1) >> 1;
-  pt->first_time_slice = 1;
-  parent->time_slice >>= 1;
-  pt->last_run = jiffies32(d);
-  if (!parent->time_slice) {
-    parent->time_slice = 1;
-    tick_h(m, d, parent->cpu);
-  }
+  if (o1_fork_split(d, parent, p)) tick_h(m, d, parent->cpu);
   p->cpu = parent->cpu;
-  ppt->sleep_avg = ppt->sleep_avg * (uint32_t)P(parent_penalty) / 100;
-  pt->sleep_avg = pt->sleep_avg * (uint32_t)P(child_penalty) / 100;
+  ppt->sched.sleep_avg = ppt->sched.sleep_avg * (uint32_t)P(parent_penalty) / 100;
+  pt->sched.sleep_avg = pt->sched.sleep_avg * (uint32_t)P(child_penalty) / 100;
   estimate_new_run_avg(m, d, p);
   p->prio = effective_prio(m, p);
   if (parent->array < 0) {
@@ -392,16 +364,7 @@ static void task_fork_h(const psModel *m, psData *d, psTask *parent, psTask *p) 
 }
 
 static void task_exit_h(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  (void)d;
-  if (!parent) return;
-  h_task *pt = H(p), *ppt = H(parent);
-  if (pt->first_time_slice) {
-    parent->time_slice += p->time_slice;
-    if (parent->time_slice > P(max_timeslice)) parent->time_slice = (int32_t)P(max_timeslice);
-  }
-  if (pt->sleep_avg < ppt->sleep_avg)
-    ppt->sleep_avg = (ppt->sleep_avg * (uint32_t)P(exit_weight) + pt->sleep_avg) /
-                     (uint32_t)(P(exit_weight) + 1);
+  if (parent) o1_sched_exit(p, parent, (int32_t)P(max_timeslice), (uint32_t)P(exit_weight));
 }
 
 /* sys_sched_yield with the patch: the worst prio, run_avg up by a quarter,
@@ -463,14 +426,15 @@ static const psParamInfo h_params[] = {
 };
 
 #define TF(name, type, doc) {#name, type, offsetof(h_task, name), doc}
+#define TFS(name, type, doc) {#name, type, offsetof(h_task, sched.name), doc}
 static const psFieldInfo h_task_fields[] = {
-    TF(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
-    TF(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
-    TF(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
+    TFS(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
+    TFS(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
+    TFS(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
     TF(run_avg, PS_F_U32, "decaying average of CPU use, 0..max_run_avg"),
     TF(run_avg_timestamp, PS_F_U32, "jiffies of run_avg's last update"),
-    TF(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
-    TF(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
+    TFS(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
+    TFS(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
 };
 
 #define RF(name, type, doc) {#name, type, offsetof(o1_runqueue, name), doc}
@@ -483,6 +447,7 @@ static const psFieldInfo h_rq_fields[] = {
 };
 
 _Static_assert(sizeof(h_task) <= PS_TASK_PRIV, "h_task must fit psTask.priv");
+_Static_assert(offsetof(h_task, sched) == 0, "the family's shared fields come first");
 _Static_assert(sizeof(houston_const) <= PS_DERIVED_BYTES, "houston_const must fit psModel.derived");
 _Static_assert(H_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
 

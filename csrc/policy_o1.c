@@ -43,7 +43,7 @@ static int effective_prio_of(const psModel *m, int static_prio, uint32_t sleep_a
  * callers skip RT tasks, which comes to the same). */
 static int effective_prio(const psModel *m, psTask *p) {
   if (rt_task(p)) return p->prio;
-  return effective_prio_of(m, p->static_prio, O1(p)->sleep_avg);
+  return effective_prio_of(m, p->static_prio, O1(p)->sched.sleep_avg);
 }
 
 static int task_timeslice_of(const psModel *m, int static_prio) {
@@ -115,41 +115,23 @@ static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) 
   o1_task *pt = O1(p);
   uint32_t now = jiffies32(d);
   uint32_t max = (uint32_t)P(max_sleep_avg);
-  int requeue_waker = 0;
+  int requeue_waker;
   uint32_t credit;
   if (P(sleep_credit_minus_one)) {
-    /* 2.5.65: long sleep_time = jiffies - p->last_run - 1; used if > 0 */
-    int32_t s = (int32_t)(now - pt->last_run - 1);
+    /* 2.5.65: long sleep_time = jiffies - p->sched.last_run - 1; used if > 0 */
+    int32_t s = (int32_t)(now - pt->sched.last_run - 1);
     credit = s > 0 ? (uint32_t)s : 0;
   } else {
-    credit = now - pt->last_run;
+    credit = now - pt->sched.last_run;
   }
   if (!credit || (!P(sleep_credit_rt) && rt_task(p))) {
     __activate_task(m, d, p);
     return 0;
   }
-  /* bk4's int sleep_avg = p->sleep_avg + sleep_time; 2.5.64 adds in
-   * unsigned long, which differs only for sleeps beyond 2^31 ticks */
-  int32_t sleep_avg = (int32_t)(pt->sleep_avg + credit);
-  if (sleep_avg > (int32_t)max) {
-    /* the overflow goes to a process-context waker (not in_interrupt()) */
-    if (P(waker_bonus) && waker) {
-      o1_task *wt = O1(waker);
-      sleep_avg += (int32_t)wt->sleep_avg - (int32_t)max;
-      if (sleep_avg > (int32_t)max) sleep_avg = (int32_t)max;
-      if (wt->sleep_avg != (uint32_t)sleep_avg) {
-        int64_t amount = (int64_t)sleep_avg - wt->sleep_avg;
-        wt->sleep_avg = (uint32_t)sleep_avg;
-        wt->bonus_received += amount;
-        pt->bonus_given += amount;
-        ps_log(m, d, PS_EVT_BACKBOOST, waker->cpu, waker, p->pid, waker->prio, amount);
-        requeue_waker = 1;
-      }
-    }
-    sleep_avg = (int32_t)max;
-  }
-  if (!P(wakeup_prio_if_changed) || pt->sleep_avg != (uint32_t)sleep_avg) {
-    pt->sleep_avg = (uint32_t)sleep_avg;
+  uint32_t sleep_avg = o1_credit_sleep(m, d, p, waker, credit, max, (int)P(waker_bonus),
+                                       &requeue_waker);
+  if (!P(wakeup_prio_if_changed) || pt->sched.sleep_avg != sleep_avg) {
+    pt->sched.sleep_avg = sleep_avg;
     set_prio(m, d, p, effective_prio(m, p));
   }
   __activate_task(m, d, p);
@@ -185,19 +167,16 @@ static void init_static(psTask *p) {
 static int task_spawn_o1(const psModel *m, psData *d, psTask *p) {
   o1_task *pt = O1(p);
   init_static(p);
-  pt->last_run = jiffies32(d);
+  pt->sched.last_run = jiffies32(d);
   p->time_slice = task_timeslice(m, p);
   p->prio = effective_prio(m, p);
   __activate_task(m, d, p);
   return p->prio < ps_curr(d, p->cpu)->prio;
 }
 
-static const uint32_t *last_run_of(const psTask *p) { return &((const o1_task *)p->priv)->last_run; }
-
 static o1_balance_ops balance_ops(const psModel *m) {
   o1_balance_ops ops = {0, (int)P(pull_equal_prio_preempt), 0, (uint32_t)P(cache_decay_ticks),
-                        (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks), 0,
-                        last_run_of};
+                        (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks), 0};
   return ops;
 }
 
@@ -221,25 +200,25 @@ static void tick_o1(const psModel *m, psData *d, int cpu) {
     ps_resched_cpu(d, cpu);
     goto out;
   }
-  if (P(tick_decay_rt) && pt->sleep_avg) pt->sleep_avg--;
+  if (P(tick_decay_rt) && pt->sched.sleep_avg) pt->sched.sleep_avg--;
   if (rt_task(p)) {
     /* SCHED_RR: round-robin at the tail of its list; SCHED_FIFO: nothing */
     if (p->policy == PS_SCHED_RR && !--p->time_slice) {
       p->time_slice = task_timeslice(m, p);
-      pt->first_time_slice = 0;
+      pt->sched.first_time_slice = 0;
       ps_resched_cpu(d, cpu);
       dequeue_task(m, d, p);
       enqueue_task(m, d, p, rq->active);
     }
     goto out;
   }
-  if (!P(tick_decay_rt) && pt->sleep_avg) pt->sleep_avg--;
+  if (!P(tick_decay_rt) && pt->sched.sleep_avg) pt->sched.sleep_avg--;
   if (!--p->time_slice) {
     dequeue_task(m, d, p);
     ps_resched_cpu(d, cpu);
     set_prio(m, d, p, effective_prio(m, p));
     p->time_slice = task_timeslice(m, p);
-    pt->first_time_slice = 0;
+    pt->sched.first_time_slice = 0;
     int interactive = task_interactive_of(m, p->prio, p->static_prio);
     int starving = expired_starving(m, rq->expired_timestamp, jiffies32(d), rq->nr_running);
     if (!interactive || starving) {
@@ -261,10 +240,10 @@ out:
   rebalance_tick(m, d, cpu, 0);
 }
 
-/* schedule(), step 1: prev->last_run = jiffies on every entry. */
+/* schedule(), step 1: prev->sched.last_run = jiffies on every entry. */
 static void put_prev_o1(const psModel *m, psData *d, psTask *prev) {
   (void)m;
-  if (!prev->is_idle) O1(prev)->last_run = jiffies32(d);
+  if (!prev->is_idle) O1(prev)->sched.last_run = jiffies32(d);
 }
 
 static void deactivate_o1(const psModel *m, psData *d, psTask *prev) { deactivate_task(m, d, prev); }
@@ -317,20 +296,12 @@ static int wakeup_o1(const psModel *m, psData *d, psTask *p, psTask *waker, int 
 static void task_fork_o1(const psModel *m, psData *d, psTask *parent, psTask *p) {
   o1_task *pt = O1(p), *ppt = O1(parent);
   o1_runqueue *rq = RQ(m, d, parent->cpu);
-  pt->bonus_given = pt->bonus_received = pt->nr_expired = pt->nr_reinserted = 0;
-  p->time_slice = (parent->time_slice + 1) >> 1;
-  pt->first_time_slice = 1;
-  parent->time_slice >>= 1;
-  pt->last_run = jiffies32(d);
-  if (!parent->time_slice) {
-    /* the parent had one tick left: it expires now, tick and all */
-    parent->time_slice = 1;
-    tick_o1(m, d, parent->cpu);
-  }
+  pt->nr_expired = pt->nr_reinserted = 0;
+  if (o1_fork_split(d, parent, p)) tick_o1(m, d, parent->cpu);
   p->cpu = parent->cpu;
   if (P(fork_penalize_rt) || !rt_task(p)) {
-    ppt->sleep_avg = ppt->sleep_avg * (uint32_t)P(parent_penalty) / 100;
-    pt->sleep_avg = pt->sleep_avg * (uint32_t)P(child_penalty) / 100;
+    ppt->sched.sleep_avg = ppt->sched.sleep_avg * (uint32_t)P(parent_penalty) / 100;
+    pt->sched.sleep_avg = pt->sched.sleep_avg * (uint32_t)P(child_penalty) / 100;
     p->prio = effective_prio(m, p);
   }
   if (!P(child_placement)) {
@@ -348,16 +319,7 @@ static void task_fork_o1(const psModel *m, psData *d, psTask *parent, psTask *p)
 
 /* sched_exit (§5.7), when the zombie p is reaped. */
 static void task_exit_o1(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  (void)d;
-  if (!parent) return;
-  o1_task *pt = O1(p), *ppt = O1(parent);
-  if (pt->first_time_slice) {
-    parent->time_slice += p->time_slice;
-    if (parent->time_slice > P(max_timeslice)) parent->time_slice = (int32_t)P(max_timeslice);
-  }
-  if (pt->sleep_avg < ppt->sleep_avg)
-    ppt->sleep_avg = (ppt->sleep_avg * (uint32_t)P(exit_weight) + pt->sleep_avg) /
-                     (uint32_t)(P(exit_weight) + 1);
+  if (parent) o1_sched_exit(p, parent, (int32_t)P(max_timeslice), (uint32_t)P(exit_weight));
 }
 
 /* sys_sched_yield (§5.8). */
@@ -421,12 +383,13 @@ static const psParamInfo o1_params[] = {
 };
 
 #define TF(name, type, doc) {#name, type, offsetof(o1_task, name), doc}
+#define TFS(name, type, doc) {#name, type, offsetof(o1_task, sched.name), doc}
 static const psFieldInfo o1_task_fields[] = {
-    TF(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
-    TF(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
-    TF(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
-    TF(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
-    TF(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
+    TFS(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
+    TFS(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
+    TFS(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
+    TFS(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
+    TFS(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
     TF(nr_expired, PS_F_I64, "expiries into the expired array"),
     TF(nr_reinserted, PS_F_I64, "expiries reinserted into the active array (interactive)"),
 };
@@ -442,6 +405,7 @@ static const psFieldInfo o1_rq_fields[] = {
 };
 
 _Static_assert(sizeof(o1_task) <= PS_TASK_PRIV, "o1_task must fit psTask.priv");
+_Static_assert(offsetof(o1_task, sched) == 0, "the family's shared fields come first");
 _Static_assert(O1_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
 
 const psPolicy ps_policy_o1 = {

@@ -4,6 +4,7 @@
 #define PS_POLICY_O1_H
 #include <stdint.h>
 
+#include "o1_task.h"
 #include "pysched.h"
 
 extern const psPolicy ps_policy_o1;
@@ -65,14 +66,9 @@ enum {
   O1_NPARAMS
 };
 
-/* Per-task fields of the family (in psTask.priv). */
+/* Per-task fields (in psTask.priv). */
 typedef struct o1_task {
-  uint32_t sleep_avg;        /* ticks, 0..MAX_SLEEP_AVG */
-  uint32_t last_run;         /* jiffies at the latest entry to schedule() (sleep_timestamp in 2.5.64) */
-  int32_t first_time_slice;  /* 1 until the first expiry after fork */
-  int32_t pad;
-  int64_t bonus_given;       /* sleep_avg this task's overflow gave its wakers */
-  int64_t bonus_received;    /* sleep_avg this task received as a waker */
+  o1_sched sched;            /* what the family shares (o1_task.h) */
   int64_t nr_expired;        /* slice expiries into the expired array */
   int64_t nr_reinserted;     /* slice expiries reinserted into the active array */
 } o1_task;
