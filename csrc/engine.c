@@ -308,6 +308,11 @@ int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan) {
   return 1;
 }
 
+void ps_do_nice(const psModel *m, psData *d, psTask *p, int nice) {
+  m->policy->set_nice(m, d, p, nice);
+  p->nice = nice;
+}
+
 void ps_do_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
   psChannel *c = &d->chan[chan];
   if (c->head < 0) {
@@ -693,8 +698,7 @@ static psTask *live_task(const psModel *m, psData *d, int pid, char *err, int er
 int ps_renice(const psModel *m, psData *d, int pid, int nice, char *err, int errlen) {
   psTask *t = live_task(m, d, pid, err, errlen);
   if (!t) return -1;
-  m->policy->set_nice(m, d, t, nice);
-  t->nice = nice;
+  ps_do_nice(m, d, t, nice);
   return 0;
 }
 

@@ -35,6 +35,8 @@ void ps_program_advance(const psModel *m, psData *d, int32_t ti);
 void ps_do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns);
 void ps_do_io(const psModel *m, psData *d, psTask *p, int64_t ns);
 int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan);
+/* set_user_nice on p (nice already checked to be -20..19). */
+void ps_do_nice(const psModel *m, psData *d, psTask *p, int nice);
 void ps_do_post(const psModel *m, psData *d, int chan, psTask *waker, int sync);
 /* fork one child of d->task[ti] running prog; 0, or -1 after ps_fail. */
 int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog);

@@ -166,8 +166,7 @@ void ps_program_advance(const psModel *m, psData *d, int32_t ti) {
         return;
       case PS_OP_NICE:
         p->pc++;
-        m->policy->set_nice(m, d, p, o->arg);
-        p->nice = o->arg;
+        ps_do_nice(m, d, p, o->arg);
         break;
       default: /* PS_OP_SETSCHED */
         p->pc++;
