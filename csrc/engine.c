@@ -626,8 +626,10 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
 
 /* Process context: each CPU reschedules if asked and its task runs its
  * program, until every CPU is running a task with CPU work left or idles.
- * A wakeup may reschedule another CPU, so repeat until a pass is quiet. */
+ * A wakeup may reschedule another CPU, so with several CPUs repeat until a
+ * pass is quiet; one CPU is settled after one pass. */
 static void resolve(const psModel *m, psData *d) {
+  const int repeat = m->ncpu > 1;
   int busy = 1;
   while (busy && !d->failed) {
     busy = 0;
@@ -636,12 +638,12 @@ static void resolve(const psModel *m, psData *d) {
       for (;;) {
         if (cpu->need_resched) {
           schedule(m, d, c);
-          busy = 1;
+          busy = repeat;
         }
         psTask *cur = &d->task[cpu->curr];
         if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
         ps_program_advance(m, d, cpu->curr);
-        busy = 1;
+        busy = repeat;
       }
     }
   }

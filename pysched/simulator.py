@@ -169,7 +169,9 @@ class Simulator:
 
     def spawn(self, program, *, name=None, nice=0, policy="normal", rt_priority=0,
               cpus_allowed=None, cpu=None, init=None, time_slice=None):
-        """Create a task running `program`; returns its pid.  It starts with
+        """Create a task running `program`; returns its pid.  It goes to `cpu`,
+        or else to the allowed CPU with the fewest runnable tasks (lowest
+        index on ties).  It starts with
         sleep_avg 0, a full timeslice and prio = effective_prio, unless `init`
         sets policy fields first (e.g. ``init={"sleep_avg": 9500}``, from
         which prio is then computed) or `time_slice` overrides the slice."""
