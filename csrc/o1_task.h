@@ -17,6 +17,20 @@ typedef struct o1_sched {
   int64_t bonus_received;    /* sleep_avg this task received as a waker */
 } o1_sched;
 
+/* State-field table entries of the shared fields, for a policy task struct
+ * T whose o1_sched member is `sched`. */
+#define O1_SCHED_FIELD_INFO(T)                                                             \
+  {"sleep_avg", PS_F_U32, offsetof(T, sched.sleep_avg),                                    \
+   "ticks of credited sleep, 0..max_sleep_avg"},                                           \
+  {"last_run", PS_F_U32, offsetof(T, sched.last_run),                                      \
+   "jiffies at the latest entry to schedule()"},                                           \
+  {"first_time_slice", PS_F_I32, offsetof(T, sched.first_time_slice),                      \
+   "1 until the first expiry after fork"},                                                 \
+  {"bonus_given", PS_F_I64, offsetof(T, sched.bonus_given),                                \
+   "sleep_avg given to wakers by the back-boost"},                                         \
+  {"bonus_received", PS_F_I64, offsetof(T, sched.bonus_received),                          \
+   "sleep_avg received from wakees by the back-boost"}
+
 /* Every family policy's task struct begins with an o1_sched. */
 static inline o1_sched *o1_sched_of(psTask *p) { return (o1_sched *)p->priv; }
 static inline const o1_sched *o1_sched_of_const(const psTask *p) {

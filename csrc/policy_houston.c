@@ -426,15 +426,10 @@ static const psParamInfo h_params[] = {
 };
 
 #define TF(name, type, doc) {#name, type, offsetof(h_task, name), doc}
-#define TFS(name, type, doc) {#name, type, offsetof(h_task, sched.name), doc}
 static const psFieldInfo h_task_fields[] = {
-    TFS(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
-    TFS(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
-    TFS(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
+    O1_SCHED_FIELD_INFO(h_task),
     TF(run_avg, PS_F_U32, "decaying average of CPU use, 0..max_run_avg"),
     TF(run_avg_timestamp, PS_F_U32, "jiffies of run_avg's last update"),
-    TFS(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
-    TFS(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
 };
 
 #define RF(name, type, doc) {#name, type, offsetof(o1_runqueue, name), doc}

@@ -383,13 +383,8 @@ static const psParamInfo o1_params[] = {
 };
 
 #define TF(name, type, doc) {#name, type, offsetof(o1_task, name), doc}
-#define TFS(name, type, doc) {#name, type, offsetof(o1_task, sched.name), doc}
 static const psFieldInfo o1_task_fields[] = {
-    TFS(sleep_avg, PS_F_U32, "ticks of credited sleep, 0..max_sleep_avg"),
-    TFS(last_run, PS_F_U32, "jiffies at the latest entry to schedule()"),
-    TFS(first_time_slice, PS_F_I32, "1 until the first expiry after fork"),
-    TFS(bonus_given, PS_F_I64, "sleep_avg given to wakers by the back-boost"),
-    TFS(bonus_received, PS_F_I64, "sleep_avg received from wakees by the back-boost"),
+    O1_SCHED_FIELD_INFO(o1_task),
     TF(nr_expired, PS_F_I64, "expiries into the expired array"),
     TF(nr_reinserted, PS_F_I64, "expiries reinserted into the active array (interactive)"),
 };
