@@ -18,7 +18,7 @@
 #define TASK_FIELD(name, type, doc) {#name, type, offsetof(psTask, name), doc}
 const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(pid, PS_F_I32, "process id (0: idle task)"),
-    TASK_FIELD(parent, PS_F_I32, "task index of the parent, -1 if none"),
+    TASK_FIELD(ppid, PS_F_I32, "pid of the parent, 0 if spawned"),
     TASK_FIELD(state, PS_F_I32, "0 running, 1 interruptible, 2 uninterruptible, 4 zombie, 8 dead"),
     TASK_FIELD(policy, PS_F_I32, "0 SCHED_NORMAL, 1 SCHED_FIFO, 2 SCHED_RR"),
     TASK_FIELD(rt_priority, PS_F_I32, "real-time priority 1..99 (0 for normal tasks)"),
@@ -144,7 +144,6 @@ int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i)
 
 static void task_blank(psTask *t) {
   memset(t, 0, sizeof(*t));
-  t->parent = -1;
   t->array = -1;
   t->run_next = t->run_prev = t->lru_next = t->lru_prev = -1;
   t->wait_chan = -1;
@@ -445,7 +444,7 @@ int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   *c = *p;
   /* ... with its own identity, program, counters and stream */
   c->pid = fresh.pid;
-  c->parent = ti;
+  c->ppid = p->pid;
   c->prog = prog;
   c->pc = fresh.pc;
   c->loop_depth = 0;
@@ -476,8 +475,8 @@ int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
 void ps_do_exit(const psModel *m, psData *d, psTask *p) {
   /* The zombie is reaped at once (its parent is taken to wait promptly),
    * so sched_exit runs now, with the child's state as it exits. */
-  psTask *parent = NULL;
-  if (p->parent >= 0 && d->task[p->parent].exit_ns < 0) parent = &d->task[p->parent];
+  psTask *parent = ps_task_by_pid(m, d, p->ppid);
+  if (parent && parent->exit_ns >= 0) parent = NULL;
   p->state = PS_TASK_ZOMBIE;
   m->policy->task_exit(m, d, p, parent);
   ps_log(m, d, PS_EVT_EXIT, p->cpu, p, parent ? parent->pid : -1, p->prio, 0);

@@ -131,7 +131,7 @@ static int indices_ok(const psModel *m, const psData *d) {
     const psTask *t = &d->task[i];
     if (!index_ok(t->run_next, d->ntask) || !index_ok(t->run_prev, d->ntask) ||
         !index_ok(t->lru_next, d->ntask) || !index_ok(t->lru_prev, d->ntask) ||
-        !index_ok(t->wait_next, d->ntask) || !index_ok(t->parent, d->ntask) ||
+        !index_ok(t->wait_next, d->ntask) || t->ppid < 0 || t->ppid > d->ntask ||
         t->cpu < 0 || t->cpu >= m->ncpu || t->array < -1 || t->array > 1 ||
         t->loop_depth < 0 || t->loop_depth > PS_LOOP_DEPTH || t->prog < 0 ||
         (i >= m->ncpu && t->prog >= m->nprogs) || t->pc < 0 || t->pc > m->nops ||

@@ -35,7 +35,7 @@ typedef struct psLoopFrame {
 typedef struct psTask {
   /* identity */
   int32_t pid;                /* 0 for the per-CPU idle tasks */
-  int32_t parent;             /* task index of the parent, -1 if spawned */
+  int32_t ppid;               /* pid of the parent, 0 if spawned */
   int32_t is_idle;
   char name[PS_NAME_LEN];
 

@@ -27,7 +27,7 @@ class TaskView:
         self.state = "dead" if fields["exit_ns"] >= 0 else STATES[fields["state"]]
         self.policy = POLICY_NAMES[fields["policy"]]
         self.nr_switches = fields["nvcsw"] + fields["nivcsw"]
-        self.parent = None if fields["parent"] < 0 else fields["parent_pid"]
+        self.parent = fields["ppid"] or None
 
     def __repr__(self):
         return f"TaskView(pid={self.pid}, name={self.name!r}, state={self.state}, prio={self.prio})"
@@ -312,7 +312,6 @@ class Simulator:
         """A TaskView of task `pid`."""
         self._pid(pid)
         fields = self._core.task(pid)
-        fields["parent_pid"] = fields["parent"] - self.cpus + 1
         return TaskView(fields)
 
     def stats(self):
