@@ -50,22 +50,22 @@ static void pull_task(const psModel *m, psData *d, const o1_balance_ops *ops, ps
 }
 
 /* find_busiest_queue by runqueue length; *imbalance is in tasks. */
-static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, uint32_t *imbalance) {
+static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, int *imbalance) {
   o1_runqueue *this_rq = o1_runqueue_of(m, d, cpu);
-  uint32_t nr_running;
+  int nr_running;
   if (idle || this_rq->nr_running > this_rq->prev_cpu_load[cpu])
-    nr_running = this_rq->nr_running;
+    nr_running = (int)this_rq->nr_running;
   else
-    nr_running = this_rq->prev_cpu_load[cpu];
+    nr_running = (int)this_rq->prev_cpu_load[cpu];
   int busiest = -1;
-  uint32_t max_load = 1;
+  int max_load = 1;
   for (int i = 0; i < m->ncpu; i++) {
     o1_runqueue *src = o1_runqueue_of(m, d, i);
-    uint32_t load;
+    int load;
     if (idle || src->nr_running < this_rq->prev_cpu_load[i])
-      load = src->nr_running;
+      load = (int)src->nr_running;
     else
-      load = this_rq->prev_cpu_load[i];
+      load = (int)this_rq->prev_cpu_load[i];
     this_rq->prev_cpu_load[i] = src->nr_running;
     if (load > max_load && i != cpu) {
       busiest = i;
@@ -73,11 +73,13 @@ static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, ui
     }
   }
   if (busiest < 0) return -1;
-  /* unsigned long arithmetic, as in the kernel */
+  /* int arithmetic, as in the kernel (`int nr_running, load, max_load` and
+   * `int *imbalance`): when this CPU remembers more load than the busiest
+   * CPU's filtered load the result is <= 0 and no task moves */
   *imbalance = (max_load - nr_running) / 2;
   /* it needs an at least ~25% imbalance to trigger balancing */
   if (!idle && *imbalance < (max_load + 3) / 4) return -1;
-  if (o1_runqueue_of(m, d, busiest)->nr_running <= nr_running + 1) return -1;
+  if ((int)o1_runqueue_of(m, d, busiest)->nr_running <= nr_running + 1) return -1;
   return busiest;
 }
 
@@ -85,7 +87,7 @@ static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, ui
  * tasks have been running) exceeds this CPU's by prio_avg_imbalance, and
  * one task moves per balance. */
 static int find_busiest_by_prio_avg(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu,
-                                    uint32_t *imbalance) {
+                                    int *imbalance) {
   uint32_t mine = o1_runqueue_of(m, d, cpu)->prio_avg;
   int busiest = -1;
   uint32_t best = mine + ops->prio_avg_imbalance;
@@ -107,7 +109,7 @@ static int can_migrate_task(const psData *d, const o1_balance_ops *ops, const ps
 }
 
 int o1_load_balance(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu, int idle) {
-  uint32_t imbalance = 0;
+  int imbalance = 0;
   /* schedule() on an empty runqueue (idle=1) always pulls by length */
   int busiest = ops->by_prio_avg && !idle ? find_busiest_by_prio_avg(m, d, ops, cpu, &imbalance)
                                           : find_busiest_queue(m, d, cpu, idle, &imbalance);

@@ -308,6 +308,8 @@ int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan) {
 }
 
 void ps_do_nice(const psModel *m, psData *d, psTask *p, int nice) {
+  /* set_user_nice: `if (TASK_NICE(p) == nice ...) return;` */
+  if (p->nice == nice) return;
   m->policy->set_nice(m, d, p, nice);
   p->nice = nice;
 }

@@ -305,7 +305,8 @@ static void task_fork_o1(const psModel *m, psData *d, psTask *parent, psTask *p)
     p->prio = effective_prio(m, p);
   }
   if (!P(child_placement)) {
-    activate_task(m, d, p, parent);
+    /* a fork is not a wakeup by a waker: no back-boost of the parent */
+    activate_task(m, d, p, NULL);
   } else if (parent->array < 0) {
     __activate_task(m, d, p);
   } else {

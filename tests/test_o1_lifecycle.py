@@ -153,3 +153,18 @@ def test_periodic_fifo_tasks_meet_the_worst_case_response_times_of_rta():
         resp = done["time_ns"] - releases
         assert np.all(resp >= c * MS)
         assert resp.max() == want[k] * MS
+
+
+def test_a_fork_is_not_a_wakeup_no_back_boost_even_with_2_5_64_child_placement():
+    # wake_up_forked_process activates the child with no waker: a mix of
+    # bk4's back-boost with 2.5.64's placement gives the parent nothing
+    sim = ps.Simulator("linux-2.5.64", record="events",
+                       params={"waker_bonus": 1, "child_placement": 0})
+    smax = sim.params["max_sleep_avg"]
+    p = sim.spawn(ps.Program().loop(20).fork(idle()).sleep(ms=3).end().sleep(s=100),
+                  init={"sleep_avg": smax - 100})
+    sim.run(seconds=1)
+    ev = sim.events()
+    assert sim.task(p).bonus_received == 0
+    assert not np.any(ev["kind"] == KIND["backboost"])
+    assert sim.counters()["forks"] == 20

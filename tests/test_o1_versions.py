@@ -59,17 +59,33 @@ def test_sleep_credit_for_wakeups_0_1_and_5_ticks_after_last_run(preset, credits
 
 @pytest.mark.parametrize("preset,recomputed", [(V64, True), (BK4, False), (V65, False)])
 def test_prio_is_recomputed_at_wakeup_only_if_sleep_avg_changed_from_bk4(preset, recomputed):
-    # a task at MAX_SLEEP_AVG is reniced (prio = static_prio, bonus dropped),
-    # then sleeps and wakes with credit: sleep_avg cannot change any more
+    # a task at MAX_SLEEP_AVG is reniced from +1 to 0 (prio = static_prio,
+    # bonus dropped), then sleeps and wakes with credit: sleep_avg cannot
+    # change any more
     sim = ps.Simulator(preset)
     smax = sim.params["max_sleep_avg"]
-    pid = sim.spawn(ps.Program().sleep(ms=20).sleep(s=100), init={"sleep_avg": smax})
+    pid = sim.spawn(ps.Program().sleep(ms=20).sleep(s=100), nice=1, init={"sleep_avg": smax})
     sim.run(seconds=0.005)
     sim.renice(pid, 0)
     assert sim.task(pid).prio == 120
     sim.run(seconds=0.03)
     assert sim.task(pid).sleep_avg == smax
     assert sim.task(pid).prio == (115 if recomputed else 120)
+
+
+@pytest.mark.parametrize("preset", [V64, BK4, V65, "houston-2003"])
+def test_renice_to_the_same_nice_changes_nothing(preset):
+    # set_user_nice: `if (TASK_NICE(p) == nice ...) return;` -- the bonus of
+    # an interactive task survives a renice to the nice it already has
+    sim = ps.Simulator(preset)
+    smax = sim.params["max_sleep_avg"]
+    pid = sim.spawn(ps.Program().sleep(s=100), init={"sleep_avg": smax})
+    sim.run(seconds=0.005)
+    before = sim.task(pid)
+    sim.renice(pid, 0)
+    after = sim.task(pid)
+    assert after.prio == before.prio < after.static_prio
+    assert sim.queue(0) == [] and after.time_slice == before.time_slice
 
 
 def backboost_scene(preset, via_source=False):

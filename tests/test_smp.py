@@ -229,3 +229,20 @@ def test_sixty_four_cpus_spread_a_hundred_and_twenty_eight_hogs(preset):
     shares = np.array([sim.task(p).cpu_ns for p in pids]) / 13e9
     # every CPU busy nearly all along, and nobody starved while spreading
     assert shares.sum() == pytest.approx(64, rel=0.05) and shares.min() > 0.3
+
+
+@pytest.mark.parametrize("preset", ["linux-2.5.64", "linux-2.5.65", "houston-2003"])
+def test_a_cpu_remembering_more_load_than_the_busiest_filtered_load_pulls_nothing(preset):
+    # find_busiest_queue computes the imbalance in int (2.5.64 kernel/sched.c:
+    # `int nr_running, load, max_load` and `int *imbalance`): CPU 0 remembers
+    # 3 runnable, CPU 1 filters to min(5 now, 2 remembered) = 2, so the
+    # imbalance is (2 - 3) / 2 = 0, below the 25 % threshold: no pull.
+    sim = ps.Simulator(preset, cpus=2)
+    hogs(sim, 3, cpu=0)
+    hogs(sim, 2, cpu=1)
+    sim.run(ticks=300)  # the busy balance at jiffy 200 remembers {3, 2}
+    assert [sim.runqueue(c)["nr_running"] for c in (0, 1)] == [3, 2]
+    hogs(sim, 3, cpu=1)
+    sim.run(ticks=101)  # past the busy balance at jiffy 400
+    assert [sim.runqueue(c)["nr_running"] for c in (0, 1)] == [3, 5]
+    assert sim.runqueue(0)["nr_balance_pulls"] == 0
