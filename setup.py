@@ -24,9 +24,10 @@ setup(
     ext_modules=[
         Extension(
             "pysched._core",
-            sources=sorted(glob.glob("csrc/*.c")),
-            depends=sorted(glob.glob("csrc/*.h")),
-            include_dirs=["csrc"],
+            # every C file below csrc/: a new policy file needs no edit here
+            sources=sorted(glob.glob("csrc/**/*.c", recursive=True)),
+            depends=sorted(glob.glob("csrc/**/*.h", recursive=True)),
+            include_dirs=["csrc/core", "csrc/policies"],
             extra_compile_args=cflags,
             extra_link_args=ldflags,
             libraries=["m"],
