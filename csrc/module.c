@@ -7,8 +7,6 @@
 #include <Python.h>
 #include <structmember.h>
 
-#include "policy_houston.h"
-#include "policy_o1.h"
 #include "pysched.h"
 
 typedef struct {
@@ -99,7 +97,7 @@ static PyObject *field_list(const psFieldInfo *f, int n) {
   PyObject *l = PyList_New(n);
   if (!l) return NULL;
   for (int i = 0; i < n; i++) {
-    PyObject *t = Py_BuildValue("(ss)", f[i].name, f[i].doc);
+    PyObject *t = Py_BuildValue("(ss)", f[i].name, f[i].doc ? f[i].doc : "");
     if (!t) { Py_DECREF(l); return NULL; }
     PyList_SET_ITEM(l, i, t);
   }
@@ -113,18 +111,30 @@ static PyObject *mod_presets(PyObject *self, PyObject *noargs) {
   if (!l) return NULL;
   for (int i = 0; i < ps_npresets(); i++) {
     const psPreset *p = ps_preset(i);
-    PyObject *t = Py_BuildValue("(sss)", p->name, p->policy->name, p->doc);
+    PyObject *t = Py_BuildValue("(sssi)", p->name, p->policy->name, p->doc, ps_preset_hz(p));
     if (!t) { Py_DECREF(l); return NULL; }
     PyList_SET_ITEM(l, i, t);
   }
   return l;
 }
 
-/* policy_info(preset, hz) -> dict with params (name, default, min, max, unit,
- * doc) for that preset at that HZ, and the state-field tables. */
+static PyObject *name_list(const char *const *names) {
+  PyObject *l = PyList_New(0);
+  for (int i = 0; l && names && names[i]; i++) {
+    PyObject *o = PyUnicode_FromString(names[i]);
+    if (!o || PyList_Append(l, o)) Py_CLEAR(l);
+    Py_XDECREF(o);
+  }
+  return l;
+}
+
+/* policy_info(preset, hz=0) -> dict: params (name, default, min, max, unit,
+ * doc, hz_scaled) for that preset at that HZ (0: its default), the
+ * state-field tables, the headline fields, the queue columns (name,
+ * labels) and the formulas (name, args, doc). */
 static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
   const char *name;
-  int hz = 1000;
+  int hz = 0;
   if (!PyArg_ParseTuple(args, "s|i", &name, &hz)) return NULL;
   const psPreset *pre = find_preset(name);
   if (!pre) return NULL;
@@ -133,20 +143,43 @@ static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
   if (ps_model_init(&m, pre, 1, hz, 0, err, sizeof err)) return raise_value(err);
   const psPolicy *pol = pre->policy;
   PyObject *params = PyList_New(pol->nparams);
-  if (!params) return NULL;
-  for (int i = 0; i < pol->nparams; i++) {
+  for (int i = 0; params && i < pol->nparams; i++) {
     const psParamInfo *p = &pol->params[i];
     PyObject *t = Py_BuildValue("(sLLLssi)", p->name, (long long)m.param[i], (long long)p->min,
                                 (long long)p->max, p->unit, p->doc, p->hz_scaled);
-    if (!t) { Py_DECREF(params); return NULL; }
+    if (!t) { Py_CLEAR(params); break; }
     PyList_SET_ITEM(params, i, t);
   }
+  int ncol;
+  const psColumn *cols = ps_queue_columns(pol, &ncol);
+  PyObject *columns = PyList_New(ncol);
+  for (int i = 0; columns && i < ncol; i++) {
+    PyObject *t = Py_BuildValue("(sz)", cols[i].name, cols[i].labels);
+    if (!t) { Py_CLEAR(columns); break; }
+    PyList_SET_ITEM(columns, i, t);
+  }
+  PyObject *formulas = PyList_New(pol->nformulas);
+  for (int i = 0; formulas && i < pol->nformulas; i++) {
+    const psFormula *f = &pol->formulas[i];
+    PyObject *t = Py_BuildValue("(sss)", f->name, f->args, f->doc);
+    if (!t) { Py_CLEAR(formulas); break; }
+    PyList_SET_ITEM(formulas, i, t);
+  }
+  int model_hz = m.hz;
   ps_model_free(&m);
-  return Py_BuildValue("{s:s,s:s,s:N,s:N,s:N,s:N,s:i}", "preset", pre->name, "policy", pol->name,
-                       "params", params, "task_fields",
-                       field_list(pol->task_fields, pol->ntask_fields), "rq_fields",
+  if (!params || !columns || !formulas) {
+    Py_XDECREF(params);
+    Py_XDECREF(columns);
+    Py_XDECREF(formulas);
+    return NULL;
+  }
+  return Py_BuildValue("{s:s,s:s,s:s,s:i,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:i}", "preset", pre->name,
+                       "policy", pol->name, "doc", pol->doc, "hz", model_hz, "params", params,
+                       "task_fields", field_list(pol->task_fields, pol->ntask_fields), "rq_fields",
                        field_list(pol->rq_fields, pol->nrq_fields), "generic_fields",
-                       field_list(ps_task_fields, ps_ntask_fields), "max_prio", pol->max_prio);
+                       field_list(ps_task_fields, ps_ntask_fields), "headline",
+                       name_list(pol->headline), "queue_columns", columns, "formulas", formulas,
+                       "max_prio", pol->max_prio);
 }
 
 #define LAYOUT(type, field, fmt) Py_BuildValue("(sns)", #field, (Py_ssize_t)offsetof(type, field), fmt)
@@ -166,14 +199,11 @@ static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
                        (Py_ssize_t)sizeof(psSampleRec));
 }
 
-/* A model of `preset` at `hz` with `params` applied, for the formula calls. */
-static int formula_model(psModel *m, const char *preset, const psPolicy *want, int hz, PyObject *params) {
+/* A model of `preset` at `hz` (0: its default) with `params` applied, for
+ * the formula calls. */
+static int formula_model(psModel *m, const char *preset, int hz, PyObject *params) {
   const psPreset *pre = find_preset(preset);
   if (!pre) return -1;
-  if (pre->policy != want) {
-    PyErr_Format(PyExc_ValueError, "preset '%s' is not of the %s policy", preset, want->name);
-    return -1;
-  }
   char err[PS_ERRLEN];
   if (ps_model_init(m, pre, 1, hz, 0, err, sizeof err)) {
     PyErr_SetString(PyExc_ValueError, err);
@@ -186,73 +216,53 @@ static int formula_model(psModel *m, const char *preset, const psPolicy *want, i
   return 0;
 }
 
-/* o1_formula(name, preset, params, a, b) -> int: the policy's own C. */
-static PyObject *mod_o1_formula(PyObject *self, PyObject *args) {
-  const char *fn, *preset;
-  PyObject *params;
-  long long a, b, c = 0;
-  if (!PyArg_ParseTuple(args, "ssOLL|L", &fn, &preset, &params, &a, &b, &c)) return NULL;
-  psModel m;
-  if (formula_model(&m, preset, &ps_policy_o1, 1000, params)) return NULL;
-  long r;
-  if (!strcmp(fn, "effective_prio")) r = ps_o1_effective_prio(&m, (int)a, (uint32_t)b);
-  else if (!strcmp(fn, "task_timeslice")) r = ps_o1_task_timeslice(&m, (int)a);
-  else if (!strcmp(fn, "task_interactive")) r = ps_o1_task_interactive(&m, (int)a, (int)b);
-  else if (!strcmp(fn, "expired_starving"))
-    r = ps_o1_expired_starving(&m, (uint32_t)a, (uint32_t)b, (uint32_t)c);
-  else {
-    ps_model_free(&m);
-    return raise_value("unknown o1 formula");
-  }
-  ps_model_free(&m);
-  return PyLong_FromLong(r);
-}
-
-/* houston_formula(name, hz, params, a, b, c) -> int: houston_math.c itself,
- * with the constants of houston-2003 at hz with params applied. */
-static PyObject *mod_houston_formula(PyObject *self, PyObject *args) {
-  const char *fn;
+/* formula(preset, name, hz, params, args) -> int: the policy's own C, as
+ * its formula table declares it. */
+static PyObject *mod_formula(PyObject *self, PyObject *args) {
+  const char *preset, *fn;
   int hz;
-  PyObject *params;
-  long long a, b = 0, c = 0;
-  if (!PyArg_ParseTuple(args, "siOL|LL", &fn, &hz, &params, &a, &b, &c)) return NULL;
+  PyObject *params, *fargs;
+  if (!PyArg_ParseTuple(args, "ssiOO!", &preset, &fn, &hz, &params, &PyTuple_Type, &fargs))
+    return NULL;
   psModel m;
-  if (formula_model(&m, "houston-2003", &ps_policy_houston, hz, params)) return NULL;
-  const houston_const *k = ps_houston_const(&m);
-  long long r;
-  if (!strcmp(fn, "decay_value")) r = houston_decay_value(k, (int32_t)a, (int32_t)b, (int32_t)c);
-  else if (!strcmp(fn, "get_increment")) r = houston_get_increment(k, (int32_t)a, (int32_t)b);
-  else if (!strcmp(fn, "effective_prio"))
-    r = houston_effective_prio(k, (uint32_t)a, (int32_t)b, (uint32_t)c);
-  else if (!strcmp(fn, "estimate_run_avg")) r = houston_estimate_run_avg(k, (int32_t)a, (int32_t)b);
-  else if (!strcmp(fn, "task_timeslice")) r = houston_task_timeslice(k, (int32_t)a, (int32_t)b, (int)c);
-  else if (!strcmp(fn, "update_prio_avg")) r = houston_update_prio_avg(k, (uint32_t)a, (int32_t)b);
-  else {
+  if (formula_model(&m, preset, hz, params)) return NULL;
+  int i = ps_formula_index(m.policy, fn);
+  if (i < 0) {
+    PyErr_Format(PyExc_KeyError, "policy %s has no formula '%s'", m.policy->name, fn);
     ps_model_free(&m);
-    return raise_value("unknown houston formula");
+    return NULL;
   }
+  int64_t a[4] = {0};
+  Py_ssize_t n = PyTuple_GET_SIZE(fargs);
+  for (Py_ssize_t k = 0; k < n && k < 4; k++) {
+    a[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(fargs, k));
+    if (a[k] == -1 && PyErr_Occurred()) {
+      ps_model_free(&m);
+      return NULL;
+    }
+  }
+  int64_t r;
+  char err[PS_ERRLEN];
+  int rc = ps_formula_call(&m, i, a, (int)n, &r, err, sizeof err);
   ps_model_free(&m);
+  if (rc) return raise_value(err);
   return PyLong_FromLongLong(r);
 }
 
-/* houston_constants(hz, params) -> dict of every houston_const field. */
-static PyObject *mod_houston_constants(PyObject *self, PyObject *args) {
+/* derived(preset, hz, params) -> dict of the policy's derived constants. */
+static PyObject *mod_derived(PyObject *self, PyObject *args) {
+  const char *preset;
   int hz;
   PyObject *params;
-  if (!PyArg_ParseTuple(args, "iO", &hz, &params)) return NULL;
+  if (!PyArg_ParseTuple(args, "siO", &preset, &hz, &params)) return NULL;
   psModel m;
-  if (formula_model(&m, "houston-2003", &ps_policy_houston, hz, params)) return NULL;
-  const houston_const *k = ps_houston_const(&m);
+  if (formula_model(&m, preset, hz, params)) return NULL;
   PyObject *d = PyDict_New();
-#define PUT(f)                                                      \
-  if (d) {                                                          \
-    PyObject *v = PyLong_FromLong((long)k->f);                      \
-    if (!v || PyDict_SetItemString(d, #f, v)) Py_CLEAR(d);          \
-    Py_XDECREF(v);                                                  \
+  for (int i = 0; d && i < m.policy->nderived_fields; i++) {
+    PyObject *v = PyLong_FromLongLong(ps_derived_value(&m, i));
+    if (!v || PyDict_SetItemString(d, m.policy->derived_fields[i].name, v)) Py_CLEAR(d);
+    Py_XDECREF(v);
   }
-  HOUSTON_PRIMARY_FIELDS(PUT)
-  HOUSTON_DERIVED_FIELDS(PUT)
-#undef PUT
   ps_model_free(&m);
   return d;
 }
@@ -517,26 +527,24 @@ static PyObject *Sim_step(SimObject *self, PyObject *arg) {
   return r;
 }
 
+static PyObject *sim_syscall(SimObject *self, int pid, psSyscall sc) {
+  char err[PS_ERRLEN];
+  if (ps_syscall_from_python(&self->m, &self->d, pid, &sc, err, sizeof err)) return raise_value(err);
+  Py_RETURN_NONE;
+}
+
 static PyObject *Sim_renice(SimObject *self, PyObject *args) {
   READY(self);
   int pid, nice;
   if (!PyArg_ParseTuple(args, "ii", &pid, &nice)) return NULL;
-  if (nice < -20 || nice > 19) return raise_value("nice outside -20..19");
-  char err[PS_ERRLEN];
-  if (ps_renice(&self->m, &self->d, pid, nice, err, sizeof err)) return raise_value(err);
-  Py_RETURN_NONE;
+  return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_NICE, .arg = nice});
 }
 
 static PyObject *Sim_setscheduler(SimObject *self, PyObject *args) {
   READY(self);
   int pid, policy, rt;
   if (!PyArg_ParseTuple(args, "iii", &pid, &policy, &rt)) return NULL;
-  if (policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR) return raise_value("unknown scheduling policy");
-  if (policy == PS_SCHED_NORMAL ? rt != 0 : (rt < 1 || rt > 99))
-    return raise_value("rt_priority must be 1..99 for fifo/rr and 0 for normal");
-  char err[PS_ERRLEN];
-  if (ps_setscheduler(&self->m, &self->d, pid, policy, rt, err, sizeof err)) return raise_value(err);
-  Py_RETURN_NONE;
+  return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_SETSCHED, .arg = policy, .arg2 = rt});
 }
 
 static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
@@ -544,9 +552,7 @@ static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
   int pid;
   unsigned long long mask;
   if (!PyArg_ParseTuple(args, "iK", &pid, &mask)) return NULL;
-  char err[PS_ERRLEN];
-  if (ps_set_affinity(&self->m, &self->d, pid, mask, err, sizeof err)) return raise_value(err);
-  Py_RETURN_NONE;
+  return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_AFFINITY, .mask = mask});
 }
 
 /* task(pid) -> dict of every generic and policy field, plus name. */
@@ -637,19 +643,26 @@ static PyObject *Sim_runqueue(SimObject *self, PyObject *arg) {
   return d;
 }
 
-/* queue(cpu) -> [(array, prio, pid)] in scheduling order (policy.h, dump) */
+/* queue(cpu) -> [tuple of the policy's queue columns] in scheduling order
+ * (policy.h, dump) */
 static PyObject *Sim_queue(SimObject *self, PyObject *arg) {
   READY(self);
   long cpu = PyLong_AsLong(arg);
   if (cpu == -1 && PyErr_Occurred()) return NULL;
   if (cpu < 0 || cpu >= self->m.ncpu) return raise_value("cpu out of range");
-  int max = self->d.ntask;
-  int32_t *buf = PyMem_Malloc((size_t)max * 3 * sizeof(int32_t));
+  int max = self->d.ntask, ncol;
+  ps_queue_columns(self->m.policy, &ncol);
+  int32_t *buf = PyMem_Malloc((size_t)max * ncol * sizeof(int32_t));
   if (!buf) return PyErr_NoMemory();
-  int n = self->m.policy->dump(&self->m, &self->d, (int)cpu, buf, max);
+  int n = self->m.hooks.dump(&self->m, &self->d, (int)cpu, buf, max);
   PyObject *l = PyList_New(n);
   for (int i = 0; l && i < n; i++) {
-    PyObject *t = Py_BuildValue("(iii)", buf[3 * i], buf[3 * i + 1], buf[3 * i + 2]);
+    PyObject *t = PyTuple_New(ncol);
+    for (int k = 0; t && k < ncol; k++) {
+      PyObject *v = PyLong_FromLong(buf[i * ncol + k]);
+      if (!v) { Py_CLEAR(t); break; }
+      PyTuple_SET_ITEM(t, k, v);
+    }
     if (!t) { Py_CLEAR(l); break; }
     PyList_SET_ITEM(l, i, t);
   }
@@ -733,6 +746,10 @@ static PyObject *Sim_get_ntasks(SimObject *self, void *closure) {
   READY(self);
   return PyLong_FromLong(self->d.ntask - self->m.ncpu);
 }
+static PyObject *Sim_get_hz(SimObject *self, void *closure) {
+  READY(self);
+  return PyLong_FromLong(self->m.hz);
+}
 static PyObject *Sim_get_tick_ns(SimObject *self, void *closure) {
   READY(self);
   return PyLong_FromLongLong(self->m.tick_ns);
@@ -758,7 +775,7 @@ static PyMethodDef Sim_methods[] = {
     {"samples", (PyCFunction)Sim_samples, METH_NOARGS, "series samples as bytes"},
     {"clear", (PyCFunction)Sim_clear, METH_NOARGS, "empty the recorded buffers"},
     {"runqueue", (PyCFunction)Sim_runqueue, METH_O, "dict of a CPU's runqueue fields"},
-    {"queue", (PyCFunction)Sim_queue, METH_O, "[(array, prio, pid)] of a CPU in order"},
+    {"queue", (PyCFunction)Sim_queue, METH_O, "rows of the policy's queue columns, in order"},
     {"counters", (PyCFunction)Sim_counters, METH_NOARGS, "global counters and warnings"},
     {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (AssertionError)"},
     {"copy", (PyCFunction)Sim_copy, METH_NOARGS, "deep copy (branch the run)"},
@@ -771,6 +788,7 @@ static PyGetSetDef Sim_getset[] = {
     {"now_ns", (getter)Sim_get_now, NULL, "simulated time, ns", NULL},
     {"jiffies", (getter)Sim_get_jiffies, NULL, "ticks so far", NULL},
     {"tick_ns", (getter)Sim_get_tick_ns, NULL, "ns per tick", NULL},
+    {"hz", (getter)Sim_get_hz, NULL, "ticks per second", NULL},
     {"ntasks", (getter)Sim_get_ntasks, NULL, "tasks created so far (pids 1..ntasks)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -789,11 +807,10 @@ static PyType_Spec Sim_spec = {"pysched._core.Sim", sizeof(SimObject), 0, Py_TPF
 
 static PyMethodDef module_methods[] = {
     {"presets", mod_presets, METH_NOARGS, "[(preset, policy, doc)]"},
-    {"policy_info", mod_policy_info, METH_VARARGS, "policy_info(preset, hz=1000)"},
+    {"policy_info", mod_policy_info, METH_VARARGS, "policy_info(preset, hz=0)"},
     {"record_layouts", mod_record_layouts, METH_NOARGS, "layouts of the record types"},
-    {"o1_formula", mod_o1_formula, METH_VARARGS, "o1_formula(name, preset, params, a, b[, c])"},
-    {"houston_formula", mod_houston_formula, METH_VARARGS, "houston_formula(name, hz, params, a[, b, c])"},
-    {"houston_constants", mod_houston_constants, METH_VARARGS, "houston_constants(hz, params)"},
+    {"formula", mod_formula, METH_VARARGS, "formula(preset, name, hz, params, args)"},
+    {"derived", mod_derived, METH_VARARGS, "derived(preset, hz, params): derived constants"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -32,14 +32,14 @@ from . import analysis, houston, o1, programs
 from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
 from .dist import const, exponential, normal, uniform
 from .program import Program
-from .registry import ParamInfo, policies, preset_params, presets
+from .registry import ParamInfo, formula, policies, policy_info, preset_params, presets
 from .simulator import Simulator, TaskView
 from .sweep import sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "preset_params",
+    "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "policy_info", "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE",
 ]

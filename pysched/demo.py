@@ -2,7 +2,7 @@
 server with its client beside four CPU hogs, on every preset."""
 import numpy as np
 
-from . import programs
+from . import programs, registry
 from .program import Program
 from .simulator import Simulator
 
@@ -24,7 +24,8 @@ def build(preset, seed=0):
 
 
 def report(sim, roles, seconds):
-    """Rows of (name, role, cpu share %, mean latency ms, max latency ms, prio, sleep_avg)."""
+    """Rows of (name, role, cpu share %, mean latency ms, max latency ms, prio,
+    then the policy's headline fields)."""
     st = sim.stats()
     rows = []
     for r in st:
@@ -33,21 +34,21 @@ def report(sim, roles, seconds):
         mean = f"{lat.mean() / 1e6:11.2f}" if len(lat) else f"{'-':>11}"
         worst = f"{lat.max() / 1e6:10.1f}" if len(lat) else f"{'-':>10}"
         rows.append((r["name"], roles[pid], 100.0 * r["cpu_ns"] / (seconds * 1e9), mean, worst,
-                     int(r["prio"]), int(r["sleep_avg"])))
+                     int(r["prio"]), *[int(r[f]) for f in sim.headline]))
     return rows
 
 
-def main(presets=("linux-2.5.64", "linux-2.5.64-bk4", "linux-2.5.65", "houston-2003"), seconds=20.0,
-         seed=0):
-    for preset in presets:
+def main(presets=None, seconds=20.0, seed=0):
+    for preset in presets or registry.presets():
         sim, roles = build(preset, seed)
         sim.run(seconds=seconds)
         print(f"\n{preset}: {seconds:g} s simulated, HZ={sim.hz}")
         print(f"{'task':8} {'role':30} {'CPU %':>6} {'lat mean ms':>11} {'lat max ms':>10} "
-              f"{'prio':>4} {'sleep_avg':>9}")
+              f"{'prio':>4}" + "".join(f" {f:>9}" for f in sim.headline))
         # "-": the task never waited for a wakeup (it never blocked)
-        for name, role, share, mean, worst, prio, sa in report(sim, roles, seconds):
-            print(f"{name:8} {role:30} {share:6.1f} {mean} {worst} {prio:4d} {sa:9d}")
+        for name, role, share, mean, worst, prio, *head in report(sim, roles, seconds):
+            print(f"{name:8} {role:30} {share:6.1f} {mean} {worst} {prio:4d}" +
+                  "".join(f" {v:9d}" for v in head))
     return 0
 
 

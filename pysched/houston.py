@@ -8,6 +8,9 @@ outside a function's domain raise ValueError naming the allowed range.
 """
 from . import _core
 from ._checks import check_int
+from .registry import formula
+
+PRESET = "houston-2003"
 
 INT32_MAX = 2**31 - 1
 MAX_HALF_LIFE = 45426          # above it, decay_value's `as` becomes 0
@@ -28,12 +31,12 @@ def constants(params=None):
     """Every constant of the patch's math, primary and derived, after the
     overrides in params: a dict (nice_const, exp_nice_const, log_2, ...)."""
     hz, params = _split(params)
-    return _core.houston_constants(hz, params)
+    return _core.derived(PRESET, hz, params)
 
 
 def _call(fn, params, *args):
     hz, rest = _split(params)
-    return _core.houston_formula(fn, hz, rest, *args)
+    return formula(PRESET, fn, *args, params=rest, hz=hz)
 
 
 def decay_value(value, delta_time, half_life, *, params=None):

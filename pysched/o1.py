@@ -2,14 +2,12 @@
 
 ``params`` overrides the preset's parameters, as in Simulator(params=...).
 """
-from . import _core
 from ._checks import check_int
-from .registry import _check_preset
+from .registry import formula
 
 
 def _call(fn, preset, params, *args):
-    _check_preset(preset)
-    return _core.o1_formula(fn, preset, dict(params or {}), *args)
+    return formula(preset, fn, *args, params=params)
 
 
 def effective_prio(static_prio, sleep_avg, *, preset="linux-2.5.64", params=None):
@@ -22,7 +20,7 @@ def effective_prio(static_prio, sleep_avg, *, preset="linux-2.5.64", params=None
 def task_timeslice(static_prio, *, preset="linux-2.5.64", params=None):
     """Timeslice in ticks: MIN + (MAX - MIN) * (139 - static_prio) / 39."""
     check_int("static_prio", static_prio, 100, 139)
-    return _call("task_timeslice", preset, params, static_prio, 0)
+    return _call("task_timeslice", preset, params, static_prio)
 
 
 def task_interactive(prio, static_prio, *, preset="linux-2.5.64", params=None):

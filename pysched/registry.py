@@ -2,6 +2,7 @@
 from collections import namedtuple
 
 from . import _core
+from ._checks import check_int
 
 ParamInfo = namedtuple("ParamInfo", "name default min max unit doc")
 
@@ -11,12 +12,34 @@ def presets():
     return [p[0] for p in _core.presets()]
 
 
-def preset_params(preset, hz=1000):
-    """The parameter table of a preset at a given HZ: a list of ParamInfo
-    (name, default, min, max, unit, doc).  Values in ticks scale with HZ."""
+def preset_params(preset, hz=None):
+    """The parameter table of a preset at a given HZ (default: the preset's
+    own, 1000 for the 2.5 kernels, 100 for 2.4): a list of ParamInfo (name,
+    default, min, max, unit, doc).  Values in ticks scale with HZ."""
+    return [ParamInfo(*p[:6]) for p in policy_info(preset, hz)["params"]]
+
+
+def policy_info(preset, hz=None):
+    """What the core declares about a preset's policy: its name and doc, the
+    default HZ, parameters, task / runqueue fields, headline fields,
+    queue columns and formulas, as a dict."""
     _check_preset(preset)
-    info = _core.policy_info(preset, hz)
-    return [ParamInfo(*p[:6]) for p in info["params"]]
+    if hz is not None:
+        check_int("hz", hz, 1, 100_000)
+    return _core.policy_info(preset, hz or 0)
+
+
+def formula(preset, name, *args, params=None, hz=None):
+    """Call formula `name` of the preset's policy (the very C the simulator
+    runs) on integer args, with the preset's parameters plus `params`."""
+    _check_preset(preset)
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, not {type(params).__name__}")
+    if hz is not None:
+        check_int("hz", hz, 1, 100_000)
+    args = tuple(check_int(f"argument {k + 1} of {name}", a, -2**63, 2**63 - 1)
+                 for k, a in enumerate(args))
+    return _core.formula(preset, name, hz or 0, dict(params or {}), args)
 
 
 def policies():
@@ -24,7 +47,7 @@ def policies():
     of the policy's first preset and the presets that use it:
     ``{"o1": {"presets": [...], "params": [ParamInfo, ...]}}``."""
     out = {}
-    for name, policy, _doc in _core.presets():
+    for name, policy, _doc, _hz in _core.presets():
         entry = out.setdefault(policy, {"presets": [], "params": preset_params(name)})
         entry["presets"].append(name)
     return out

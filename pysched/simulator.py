@@ -8,7 +8,7 @@ from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_int as _check_int
 from ._checks import check_number
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_policy
-from .registry import _check_preset
+from .registry import _check_preset, policy_info
 
 RECORD_LEVELS = ("counters", "events", "series")
 STATES = {0: "running", 1: "interruptible", 2: "uninterruptible", 4: "zombie", 8: "dead"}
@@ -46,8 +46,9 @@ class Simulator:
     stagger_ticks : bool
         Tick CPU i at i/cpus of a tick after CPU 0 instead of all at once.
     hz : int
-        Timer ticks per second; tick-valued parameters default to the
-        kernel's HZ-relative values (2*HZ ...).
+        Timer ticks per second (default: the preset's, 1000 as on i386 2.5,
+        100 as on i386 2.4); tick-valued parameters default to the kernel's
+        HZ-relative values (2*HZ ...).
     seed : int
         Seed of every random stream (per task and per source).
     params : dict
@@ -66,15 +67,18 @@ class Simulator:
         environment variable PYSCHED_DEBUG).
     """
 
-    def __init__(self, preset, *, cpus=1, hz=1000, seed=0, params=None, record="counters",
+    def __init__(self, preset, *, cpus=1, hz=None, seed=0, params=None, record="counters",
                  latencies=True, series_fields=None, series_every=1,
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
                  switch_cost_ns=0, stagger_ticks=False):
         _check_preset(preset)
         _check_int("cpus", cpus, 1, _core.MAX_CPUS)
-        _check_int("hz", hz, 1, 100_000)
-        if 10**9 % hz:
-            raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
+        if hz is not None:
+            _check_int("hz", hz, 1, 100_000)
+            if 10**9 % hz:
+                raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
+        info = policy_info(preset, hz)
+        hz = info["hz"]
         _check_int("seed", seed, 0, 2**64 - 1)
         if record not in RECORD_LEVELS:
             raise ValueError(f"record={record!r} is not one of {RECORD_LEVELS}")
@@ -96,7 +100,10 @@ class Simulator:
             if not isinstance(params, dict):
                 raise TypeError(f"params must be a dict, not {type(params).__name__}")
             self._core.set_params(params)
-        info = _core.policy_info(preset, hz)
+        self.policy = info["policy"]
+        self.headline = list(info["headline"])
+        self._queue_columns = info["queue_columns"]
+        self._rq_fields = [f[0] for f in info["rq_fields"]]
         self._task_fields = [f[0] for f in info["generic_fields"] + info["task_fields"]]
         if series_fields is not None and (isinstance(series_fields, str) or
                                           not all(isinstance(f, str) for f in series_fields)):
@@ -381,20 +388,33 @@ class Simulator:
 
     def cpu_stats(self):
         """One row per CPU: cpu, ticks, busy_ticks, nr_switches, busy_ns,
-        nr_running, nr_balance_pulls."""
-        names = ["ticks", "busy_ticks", "nr_switches", "busy_ns", "nr_running", "nr_balance_pulls"]
+        nr_running (queued tasks, the running one included), then every
+        runqueue field the policy declares (nr_balance_pulls, prio_avg ...)."""
+        generic = ["ticks", "busy_ticks", "nr_switches", "busy_ns"]
+        own = [f for f in self._rq_fields if f not in generic and f != "nr_running"]
+        names = generic + ["nr_running"] + own
         out = np.zeros(self.cpus, dtype=[("cpu", np.int64)] + [(n, np.int64) for n in names])
+        st = self.stats()
+        queued = np.bincount(st["cpu"][st["on_rq"] == 1], minlength=self.cpus)
         for c in range(self.cpus):
             rq = self._core.runqueue(c)
-            out[c] = (c, *[rq[n] for n in names])
+            out[c] = (c, *[rq[n] for n in generic], queued[c], *[rq[n] for n in own])
         return out
 
     def queue(self, cpu=0):
         """The runqueue of `cpu` in the order schedule() considers it: a list
-        of (array, prio, pid) with array "active" or "expired"."""
+        of tuples of the policy's queue columns (``queue_columns``), codes
+        shown by name -- for the O(1) family (array, prio, pid) with array
+        "active" or "expired"."""
         _check_int("cpu", cpu, 0, self.cpus - 1)
-        return [("active" if a == 0 else "expired", prio, pid)
-                for a, prio, pid in self._core.queue(cpu)]
+        labels = [lab.split(",") if lab else None for _, lab in self._queue_columns]
+        return [tuple(lab[v] if lab else v for lab, v in zip(labels, row))
+                for row in self._core.queue(cpu)]
+
+    @property
+    def queue_columns(self):
+        """Names of the columns of ``queue()``."""
+        return [name for name, _ in self._queue_columns]
 
     def counters(self):
         """Global counters: forks, exits, starving expiries, dropped records ..."""

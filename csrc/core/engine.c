@@ -15,7 +15,7 @@
 
 #include "engine_internal.h"
 
-#define TASK_FIELD(name, type, doc) {#name, type, offsetof(psTask, name), doc}
+#define TASK_FIELD(name, type, doc) {#name, type, offsetof(psTask, name), doc, PS_AT_TASK}
 const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(pid, PS_F_I32, "process id (0: idle task)"),
     TASK_FIELD(ppid, PS_F_I32, "pid of the parent, 0 if spawned"),
@@ -28,7 +28,7 @@ const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(time_slice, PS_F_I32, "ticks left in the timeslice"),
     TASK_FIELD(cpu, PS_F_I32, "CPU it runs or last ran on"),
     TASK_FIELD(cpus_allowed, PS_F_I64, "affinity: bit i set if it may run on CPU i"),
-    TASK_FIELD(array, PS_F_I32, "queued in priority array 0/1, -1 if not queued"),
+    TASK_FIELD(on_rq, PS_F_I32, "1 if queued on its CPU's runqueue (runnable)"),
     TASK_FIELD(cpu_ns, PS_F_I64, "CPU time, ns"),
     TASK_FIELD(wait_ns, PS_F_I64, "runnable but waiting, ns"),
     TASK_FIELD(sleep_ns, PS_F_I64, "sleeping, ns"),
@@ -130,8 +130,8 @@ int ps_field_index(const psModel *m, const char *name) {
 }
 
 int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i) {
-  if (i >= ps_ntask_fields) return psu_field_read(t->priv, ps_field_info(m, i));
-  const psFieldInfo *f = &ps_task_fields[i];
+  const psFieldInfo *f = ps_field_info(m, i);
+  if (f->at == PS_AT_PRIV) return psu_field_read(t->priv, f);
   int64_t v = psu_field_read(t, f);
   /* the counter of the interval in progress has not been charged yet */
   int open = f->offset == offsetof(psTask, cpu_ns)    ? PS_ACCT_RUN
@@ -144,8 +144,6 @@ int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i)
 
 static void task_blank(psTask *t) {
   memset(t, 0, sizeof(*t));
-  t->array = -1;
-  t->run_next = t->run_prev = t->lru_next = t->lru_prev = -1;
   t->wait_chan = -1;
   t->wait_next = -1;
   t->migrate_to = -1;
@@ -186,7 +184,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
     cpu->next_tick_ns = m->tick_ns + (m->stagger_ticks ? c * (m->tick_ns / m->ncpu) : 0);
   }
   d->ntask = m->ncpu;
-  for (int c = 0; c < m->ncpu; c++) m->policy->init_rq(m, d, c);
+  for (int c = 0; c < m->ncpu; c++) m->hooks.init_rq(m, d, c);
   if (m->nchan && ps_ensure_channels((psModel *)m, d, m->nchan, err, errlen)) goto fail;
   return 0;
 nomem:
@@ -256,7 +254,7 @@ int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
 
 /* ---- events and wakeups ---- */
 
-static void push_event(psData *d, int64_t t, int cls, int32_t key) {
+void ps_push_event(psData *d, int64_t t, int cls, int32_t key) {
   psEvt e = {t, cls, key};
   if (psu_heap_push(&d->heap, e)) ps_fail(d, "out of memory queueing an event");
 }
@@ -264,68 +262,14 @@ static void push_event(psData *d, int64_t t, int cls, int32_t key) {
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync) {
   if (!(p->state & mask)) return 0;
   acct(p, d->now_ns, PS_ACCT_WAIT);
-  int preempt = m->policy->wakeup(m, d, p, waker, sync);
+  int preempt = m->hooks.wakeup(m, d, p, waker, sync);
+  p->on_rq = 1;
   p->state = PS_TASK_RUNNING;
   p->nr_wakeups++;
   p->woken_ns = d->now_ns;
   ps_log(m, d, PS_EVT_WAKEUP, p->cpu, p, waker ? waker->pid : -1, p->prio, sync);
   if (preempt) ps_resched_cpu(d, p->cpu);
   return 1;
-}
-
-void ps_do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
-  /* A jiffy timer: it expires at the first tick at least ns after now, and
-   * never at the current tick, whose timers have already run. */
-  uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
-  if (j <= d->jiffies) j = d->jiffies + 1;
-  p->state = PS_TASK_INTERRUPTIBLE;
-  push_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, ps_index(d, p));
-}
-
-void ps_do_io(const psModel *m, psData *d, psTask *p, int64_t ns) {
-  (void)m;
-  p->state = PS_TASK_UNINTERRUPTIBLE;
-  push_event(d, d->now_ns + ns, PS_EV_IO, ps_index(d, p));
-}
-
-int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan) {
-  (void)m;
-  psChannel *c = &d->chan[chan];
-  if (c->count > 0) {
-    c->count--;
-    return 0;
-  }
-  int32_t i = ps_index(d, p);
-  p->state = PS_TASK_INTERRUPTIBLE;
-  p->wait_chan = chan;
-  p->wait_next = -1;
-  if (c->tail >= 0)
-    d->task[c->tail].wait_next = i;
-  else
-    c->head = i;
-  c->tail = i;
-  return 1;
-}
-
-void ps_do_nice(const psModel *m, psData *d, psTask *p, int nice) {
-  /* set_user_nice: `if (TASK_NICE(p) == nice ...) return;` */
-  if (p->nice == nice) return;
-  m->policy->set_nice(m, d, p, nice);
-  p->nice = nice;
-}
-
-void ps_do_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
-  psChannel *c = &d->chan[chan];
-  if (c->head < 0) {
-    c->count++;
-    return;
-  }
-  psTask *w = &d->task[c->head];
-  c->head = w->wait_next;
-  if (c->head < 0) c->tail = -1;
-  w->wait_chan = -1;
-  w->wait_next = -1;
-  ps_try_to_wake_up(m, d, w, PS_TASK_INTERRUPTIBLE, waker, sync);
 }
 
 static void source_schedule(const psModel *m, psData *d, int s) {
@@ -341,7 +285,7 @@ static void source_schedule(const psModel *m, psData *d, int s) {
     t = (st->fired ? d->now_ns : def->start_ns) + (int64_t)(gap + 0.5);
   }
   if (t < d->now_ns) t = d->now_ns;
-  push_event(d, t, PS_EV_SOURCE, s);
+  ps_push_event(d, t, PS_EV_SOURCE, s);
 }
 
 int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen) {
@@ -375,7 +319,7 @@ nomem:
 
 /* ---- task creation and exit ---- */
 
-static psTask *new_task(const psModel *m, psData *d, int prog) {
+psTask *ps_new_task(const psModel *m, psData *d, int prog) {
   if (grow_tasks(d, d->ntask + 1)) {
     ps_fail(d, "out of memory creating a task");
     return NULL;
@@ -384,8 +328,8 @@ static psTask *new_task(const psModel *m, psData *d, int prog) {
   psTask *t = &d->task[i];
   task_blank(t);
   t->pid = i - m->ncpu + 1;
-  t->prog = prog;
-  t->pc = m->progs[prog].first;
+  t->ps.prog = prog;
+  t->ps.pc = m->progs[prog].first;
   t->start_ns = d->now_ns;
   t->since_ns = d->now_ns;
   t->acct = PS_ACCT_WAIT;
@@ -412,7 +356,7 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
       if ((cpus_allowed >> c & 1) && (best < 0 || load[c] < load[best])) best = c;
     cpu = best;
   }
-  psTask *t = new_task(m, d, prog);
+  psTask *t = ps_new_task(m, d, prog);
   if (!t) {
     snprintf(err, errlen, "%s", d->errmsg);
     d->failed = 0;
@@ -425,67 +369,14 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
   t->cpus_allowed = cpus_allowed;
   t->cpu = cpu;
   t->state = PS_TASK_RUNNING;
-  for (int k = 0; k < ninit; k++)
-    psu_field_write(t->priv, &m->policy->task_fields[init_field[k]], init_value[k]);
-  if (m->policy->task_spawn(m, d, t)) ps_resched_cpu(d, cpu);
+  for (int k = 0; k < ninit; k++) {
+    const psFieldInfo *f = &m->policy->task_fields[init_field[k]];
+    psu_field_write(f->at == PS_AT_TASK ? (void *)t : (void *)t->priv, f, init_value[k]);
+  }
+  if (m->hooks.task_spawn(m, d, t)) ps_resched_cpu(d, cpu);
+  t->on_rq = 1;
   if (time_slice > 0) t->time_slice = time_slice;
   return t->pid;
-}
-
-int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
-  if (d->nlive >= m->max_tasks) {
-    ps_fail(d, "fork by pid %d failed: task limit reached (max_tasks=%d live tasks)",
-            d->task[ti].pid, m->max_tasks);
-    return -1;
-  }
-  psTask *c = new_task(m, d, prog);  /* may move the task array */
-  if (!c) return -1;
-  psTask *p = &d->task[ti];
-  psTask fresh = *c;
-  /* copy_process: the child is a struct copy of the parent ... */
-  *c = *p;
-  /* ... with its own identity, program, counters and stream */
-  c->pid = fresh.pid;
-  c->ppid = p->pid;
-  c->prog = prog;
-  c->pc = fresh.pc;
-  c->loop_depth = 0;
-  c->burst_left_ns = 0;
-  c->op_left = 0;
-  c->wait_chan = c->wait_next = -1;
-  c->migrate_to = -1;
-  c->rng = fresh.rng;
-  c->acct = PS_ACCT_WAIT;
-  c->since_ns = d->now_ns;
-  c->cpu_ns = c->wait_ns = c->sleep_ns = c->cpu_ticks = 0;
-  c->nvcsw = c->nivcsw = c->nr_wakeups = c->nr_migrations = 0;
-  c->lat_count = c->lat_sum_ns = c->lat_max_ns = 0;
-  c->woken_ns = -1;
-  c->start_ns = d->now_ns;
-  c->exit_ns = -1;
-  c->array = -1;
-  c->run_next = c->run_prev = c->lru_next = c->lru_prev = -1;
-  c->state = PS_TASK_RUNNING;
-  d->nr_forks++;
-  m->policy->task_fork(m, d, p, c);
-  ps_log(m, d, PS_EVT_FORK, c->cpu, c, p->pid, c->prio, 0);
-  /* do_fork: let the child run first (set_need_resched on the parent) */
-  ps_resched_cpu(d, p->cpu);
-  return 0;
-}
-
-void ps_do_exit(const psModel *m, psData *d, psTask *p) {
-  /* The zombie is reaped at once (its parent is taken to wait promptly),
-   * so sched_exit runs now, with the child's state as it exits. */
-  psTask *parent = ps_task_by_pid(m, d, p->ppid);
-  if (parent && parent->exit_ns >= 0) parent = NULL;
-  p->state = PS_TASK_ZOMBIE;
-  m->policy->task_exit(m, d, p, parent);
-  ps_log(m, d, PS_EVT_EXIT, p->cpu, p, parent ? parent->pid : -1, p->prio, 0);
-  p->exit_ns = d->now_ns;
-  d->nlive--;
-  d->nr_exits++;
-  ps_resched_cpu(d, p->cpu);
 }
 
 /* ---- the context switch ---- */
@@ -505,15 +396,18 @@ static void record_latency(const psModel *m, psData *d, psTask *t, int cpu) {
 static void schedule(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
   psTask *prev = &d->task[cpu->curr];
-  m->policy->put_prev(m, d, prev);
-  if (prev->state != PS_TASK_RUNNING && prev->array >= 0) m->policy->deactivate(m, d, prev);
+  m->hooks.put_prev(m, d, prev);
+  if (prev->state != PS_TASK_RUNNING && prev->on_rq) {
+    m->hooks.deactivate(m, d, prev);
+    prev->on_rq = 0;
+  }
   if (prev->migrate_to >= 0) {
     /* its affinity changed while it ran: the migration thread moves it now */
     int dest = prev->migrate_to;
     prev->migrate_to = -1;
-    if (prev->exit_ns < 0) m->policy->migrate(m, d, prev, dest);
+    if (prev->exit_ns < 0) m->hooks.migrate(m, d, prev, dest);
   }
-  psTask *next = m->policy->pick_next(m, d, c);
+  psTask *next = m->hooks.pick_next(m, d, c);
   cpu->need_resched = 0;
   if (next == prev) return;
   int64_t now = d->now_ns;
@@ -604,7 +498,7 @@ static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
       cur->cpu_ticks++;
       cpu->busy_ticks++;
     }
-    m->policy->tick(m, d, c);
+    m->hooks.tick(m, d, c);
   }
   if (sampled) sample_series(m, d);
 }
@@ -619,7 +513,7 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
       break;
     default:
       d->src[e.key].fired++;
-      ps_do_post(m, d, m->src[e.key].chan, NULL, 0);
+      ps_post(m, d, m->src[e.key].chan, NULL, 0);
       source_schedule(m, d, e.key);
       break;
   }
@@ -643,7 +537,7 @@ static void resolve(const psModel *m, psData *d) {
         }
         psTask *cur = &d->task[cpu->curr];
         if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
-        ps_program_advance(m, d, cpu->curr);
+        ps_run_program(m, d, cpu->curr);
         busy = repeat;
       }
     }
@@ -679,60 +573,6 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errl
   if (d->failed) {
     snprintf(err, errlen, "%s", d->errmsg);
     return -1;
-  }
-  return 0;
-}
-
-/* ---- syscalls from Python ---- */
-
-static psTask *live_task(const psModel *m, psData *d, int pid, char *err, int errlen) {
-  psTask *t = ps_task_by_pid(m, d, pid);
-  if (!t) {
-    snprintf(err, errlen, "no task with pid %d (pids are 1..%d)", pid, d->ntask - m->ncpu);
-    return NULL;
-  }
-  if (t->exit_ns >= 0) {
-    snprintf(err, errlen, "task %d has exited", pid);
-    return NULL;
-  }
-  return t;
-}
-
-int ps_renice(const psModel *m, psData *d, int pid, int nice, char *err, int errlen) {
-  psTask *t = live_task(m, d, pid, err, errlen);
-  if (!t) return -1;
-  ps_do_nice(m, d, t, nice);
-  return 0;
-}
-
-int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_priority,
-                    char *err, int errlen) {
-  psTask *t = live_task(m, d, pid, err, errlen);
-  if (!t) return -1;
-  m->policy->set_scheduler(m, d, t, policy, rt_priority);
-  return 0;
-}
-
-int ps_set_affinity(const psModel *m, psData *d, int pid, uint64_t mask, char *err, int errlen) {
-  psTask *t = live_task(m, d, pid, err, errlen);
-  if (!t) return -1;
-  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
-  if (!(mask & all)) {
-    snprintf(err, errlen, "cpus_allowed names no CPU of this machine (CPUs 0..%d)", m->ncpu - 1);
-    return -1;
-  }
-  t->cpus_allowed = mask & all;
-  if (t->cpus_allowed >> t->cpu & 1) {
-    t->migrate_to = -1;
-    return 0;
-  }
-  /* set_cpus_allowed: to the lowest allowed CPU */
-  int dest = __builtin_ctzll(t->cpus_allowed);
-  if (d->cpu[t->cpu].curr == ps_index(d, t)) {
-    t->migrate_to = dest;
-    ps_resched_cpu(d, t->cpu);
-  } else {
-    m->policy->migrate(m, d, t, dest);
   }
   return 0;
 }
@@ -774,8 +614,8 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
   }
   for (int32_t i = m->ncpu; i < d->ntask; i++) {
     const psTask *t = &d->task[i];
-    if ((t->state == PS_TASK_RUNNING) != (t->array >= 0) && t->exit_ns < 0) {
-      snprintf(err, errlen, "pid %d: state %d but array %d", t->pid, t->state, t->array);
+    if ((t->state == PS_TASK_RUNNING) != (t->on_rq != 0) && t->exit_ns < 0) {
+      snprintf(err, errlen, "pid %d: state %d but on_rq %d", t->pid, t->state, t->on_rq);
       return -1;
     }
     if (t->state == PS_TASK_RUNNING && !(t->cpus_allowed >> t->cpu & 1)) {
@@ -783,5 +623,5 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       return -1;
     }
   }
-  return m->policy->check(m, d, err, errlen);
+  return m->hooks.check(m, d, err, errlen);
 }

@@ -27,19 +27,19 @@ void ps_fail(psData *d, const char *fmt, ...);
 /* Count one op or reschedule at the current instant; fails on a livelock. */
 void ps_count_action(psData *d);
 
-/* Interpreter (program.c): run p's program from its pc until it needs CPU
- * time, blocks, exits or must give way to a reschedule. */
-void ps_program_advance(const psModel *m, psData *d, int32_t ti);
+/* Queue an interrupt-context event (timer, I/O, source) at t. */
+void ps_push_event(psData *d, int64_t t, int cls, int32_t key);
 
-/* Engine services used by the interpreter. */
-void ps_do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns);
-void ps_do_io(const psModel *m, psData *d, psTask *p, int64_t ns);
-int ps_do_wait(const psModel *m, psData *d, psTask *p, int chan);
-/* set_user_nice on p (nice already checked to be -20..19). */
-void ps_do_nice(const psModel *m, psData *d, psTask *p, int nice);
-void ps_do_post(const psModel *m, psData *d, int chan, psTask *waker, int sync);
-/* fork one child of d->task[ti] running prog; 0, or -1 after ps_fail. */
-int ps_do_fork(const psModel *m, psData *d, int32_t ti, int prog);
-void ps_do_exit(const psModel *m, psData *d, psTask *p);
+/* A new task (pid next in line) running prog, state and accounting blank;
+ * NULL after ps_fail when memory ran out.  May move the task array. */
+psTask *ps_new_task(const psModel *m, psData *d, int prog);
+
+/* Process context (syscall.c): run task ti's program until it needs CPU
+ * time, blocks, exits or must give way to a reschedule. */
+void ps_run_program(const psModel *m, psData *d, int32_t ti);
+
+/* post(chan): wake its first waiter, or count the post.  waker is the
+ * posting task, NULL from interrupt context (a source). */
+void ps_post(const psModel *m, psData *d, int chan, psTask *waker, int sync);
 
 #endif

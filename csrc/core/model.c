@@ -17,9 +17,12 @@ int ps_param_index(const psModel *m, const char *name) {
   return -1;
 }
 
+int ps_preset_hz(const psPreset *p) { return p->hz ? p->hz : 1000; }
+
 int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
                   char *err, int errlen) {
   memset(m, 0, sizeof(*m));
+  if (!hz) hz = ps_preset_hz(preset);
   if (ncpu < 1 || ncpu > PS_MAX_CPUS) {
     snprintf(err, errlen, "cpus=%d is outside 1..%d", ncpu, PS_MAX_CPUS);
     return -1;
@@ -29,6 +32,7 @@ int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t
     return -1;
   }
   const psPolicy *pol = preset->policy;
+  if (ps_hooks_resolve(pol, &m->hooks, err, errlen)) return -1;
   m->ncpu = ncpu;
   m->hz = hz;
   m->tick_ns = 1000000000 / hz;
@@ -46,7 +50,48 @@ int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t
       scaled.def = o->value;
       m->param[i] = scaled_default(&scaled, hz);
     }
-  return pol->configure(m, err, errlen);
+  return m->hooks.configure(m, err, errlen);
+}
+
+int ps_formula_index(const psPolicy *pol, const char *name) {
+  for (int i = 0; i < pol->nformulas; i++)
+    if (!strcmp(pol->formulas[i].name, name)) return i;
+  return -1;
+}
+
+int ps_formula_call(const psModel *m, int i, const int64_t *args, int n, int64_t *out, char *err,
+                    int errlen) {
+  const psFormula *f = &m->policy->formulas[i];
+  if (n != f->nargs) {
+    snprintf(err, errlen, "%s takes %d arguments (%s), not %d", f->name, f->nargs, f->args, n);
+    return -1;
+  }
+  for (int k = 0; k < n; k++)
+    if (args[k] < f->min[k] || args[k] > f->max[k]) {
+      /* the k-th name of the comma-separated list */
+      const char *a = f->args;
+      for (int j = 0; j < k; j++) a = strchr(a, ',') + 1;
+      while (*a == ' ') a++;
+      int len = (int)strcspn(a, ",");
+      snprintf(err, errlen, "%.*s=%lld is outside the allowed range %lld..%lld", len, a,
+               (long long)args[k], (long long)f->min[k], (long long)f->max[k]);
+      return -1;
+    }
+  *out = f->fn(m, args);
+  return 0;
+}
+
+int64_t ps_derived_value(const psModel *m, int i) {
+  return psu_field_read(m->derived, &m->policy->derived_fields[i]);
+}
+
+const psColumn *ps_queue_columns(const psPolicy *pol, int *n) {
+  if (pol->queue_columns) {
+    *n = pol->nqueue_columns;
+    return pol->queue_columns;
+  }
+  *n = 2;
+  return ps_default_queue_columns;
 }
 
 void ps_model_free(psModel *m) {
@@ -94,7 +139,7 @@ int ps_set_params(psModel *m, const char *const *names, const int64_t *values, i
     m->param[i] = values[k];
   }
   /* the set is checked as a whole: limits may depend on one another */
-  if (m->policy->configure(m, err, errlen)) goto undo;
+  if (m->hooks.configure(m, err, errlen)) goto undo;
   return 0;
 undo:
   memcpy(m->param, saved, sizeof saved);

@@ -1,7 +1,10 @@
-/* A scheduler policy is a table of hooks plus two tables of data: its
- * run-time parameters and its per-task / per-runqueue state fields.  The
- * engine never tests which policy it runs (cf. the kernel's struct
- * sched_class).  A new policy is one file and one line in registry.c. */
+/* A scheduler policy is a table of hooks plus tables of data: its run-time
+ * parameters, its per-task / per-runqueue state fields, what the layers
+ * above show of it (headline fields, queue columns) and the formulas it
+ * exports.  The engine never tests which policy it runs (cf. the kernel's
+ * struct sched_class), and neither do the binding nor Python: everything
+ * they show of a policy is declared here.  A new policy is one file and one
+ * line in registry.c. */
 #ifndef PS_POLICY_H
 #define PS_POLICY_H
 #include <stddef.h>
@@ -26,14 +29,41 @@ typedef struct psParamInfo {
 /* Field types of state tables. */
 enum { PS_F_I32 = 0, PS_F_U32 = 1, PS_F_I64 = 2 };
 
-/* One readable state field: `offset` is into psTask (generic fields),
- * into psTask.priv (policy task fields) or into the policy's runqueue. */
+/* Where a field's offset points. */
+enum {
+  PS_AT_PRIV = 0,   /* into psTask.priv (a policy task field), or the policy's runqueue */
+  PS_AT_TASK = 1,   /* into psTask: the kernel's name for a generic field (2.4's counter) */
+  PS_AT_MODEL = 2,  /* into psModel.derived (a derived constant) */
+};
+
+/* One readable state field. */
 typedef struct psFieldInfo {
   const char *name;
   int type;
   size_t offset;
   const char *doc;
+  int at;           /* PS_AT_*; 0 (the policy's own area) when left out */
 } psFieldInfo;
+
+/* A formula the policy runs, exported so that Python can check it directly
+ * (pysched.o1.effective_prio ...): fn(model, args) with nargs int64
+ * arguments named in `args` (comma-separated), already range-checked
+ * against min/max (inclusive, one pair per argument). */
+typedef struct psFormula {
+  const char *name;
+  const char *args;
+  int nargs;
+  int64_t min[4], max[4];
+  int64_t (*fn)(const psModel *m, const int64_t *args);
+  const char *doc;
+} psFormula;
+
+/* One column of the queue dump (sim.queue): a name, and for a column of
+ * small codes their names ("active,expired"), or NULL. */
+typedef struct psColumn {
+  const char *name;
+  const char *labels;
+} psColumn;
 
 /* A preset: a policy and parameter overrides. */
 typedef struct psOverride {
@@ -48,82 +78,127 @@ typedef struct psPreset {
   const psPolicy *policy;
   const psOverride *overrides[3];  /* lists applied in order, each ended by a NULL name */
   const char *doc;
+  int hz;                          /* default HZ; 0: 1000 (i386 2.5) */
 } psPreset;
 
-struct psPolicy {
-  const char *name;
-  const psParamInfo *params;
-  int nparams;
-  const psFieldInfo *task_fields;  /* offsets into psTask.priv */
-  int ntask_fields;
-  const psFieldInfo *rq_fields;    /* offsets into the policy's runqueue */
-  int nrq_fields;
-  size_t rq_size;                  /* bytes of policy runqueue per CPU */
-  int max_prio;                    /* MAX_PRIO: the idle task's prio */
+#define PS_MAX_QUEUE_COLUMNS 4
 
+/* The hooks.  Mandatory: task_spawn, wakeup, deactivate, pick_next.  Any
+ * other may be NULL: the model then runs the engine's default, named
+ * below, so the engine never tests a hook for NULL. */
+typedef struct psHooks {
   /* Model build and every set_param: check the parameter set as a whole
    * (cross-parameter limits, overflow of the policy's arithmetic) and
    * derive constants into m->derived.  0, or -1 with a message naming the
-   * value and its allowed range. */
+   * value and its allowed range.  Default: accept. */
   int (*configure)(psModel *m, char *err, int errlen);
 
-  /* State creation: set up runqueue `cpu` (its idle task is d->cpu[cpu].idle). */
+  /* State creation: set up runqueue `cpu` (its idle task is
+   * d->cpu[cpu].idle).  The runqueue is zeroed before.  Default: nothing. */
   void (*init_rq)(const psModel *m, psData *d, int cpu);
 
-  /* A task created from Python (sim.spawn) on p->cpu, state RUNNING:
-   * initialise the policy fields and enqueue it.  Returns 1 if it should
-   * preempt the CPU's current task. */
+  /* A task created from Python (sim.spawn) on p->cpu, state RUNNING, not
+   * yet on_rq: initialise the policy fields and enqueue it (the engine sets
+   * on_rq after).  Returns 1 if it should preempt the CPU's current task. */
   int (*task_spawn)(const psModel *m, psData *d, psTask *p);
 
   /* fork, called in the parent's process context with the parent running:
    * copy_process's slice split and wake_up_forked_process.  The child is a
-   * struct copy of the parent with fresh identity, state RUNNING, not queued. */
+   * struct copy of the parent (priv included) with fresh identity, state
+   * RUNNING, not on_rq; the hook enqueues it (the engine sets on_rq after
+   * and reschedules the parent's CPU).  Default: child->cpu = parent->cpu,
+   * then task_spawn(child). */
   void (*task_fork)(const psModel *m, psData *d, psTask *parent, psTask *child);
 
-  /* sched_exit: p is a zombie being reaped; its parent (if any) is
-   * parent. */
+  /* sched_exit: p is a zombie being reaped; its parent (if alive) is
+   * parent, NULL otherwise.  Default: nothing. */
   void (*task_exit)(const psModel *m, psData *d, psTask *p, psTask *parent);
 
-  /* try_to_wake_up for a task that is not queued: activate it on p->cpu.
-   * waker is the waking task in process context, NULL in interrupt context.
-   * Returns 1 when the CPU's current task must be preempted.  The engine
-   * sets p->state = RUNNING afterwards. */
+  /* try_to_wake_up for a task that is not on_rq: activate it on p->cpu (or
+   * move it first, as a sync wakeup may).  waker is the waking task in
+   * process context, NULL in interrupt context.  Returns 1 when p->cpu's
+   * current task must be preempted.  The engine sets on_rq and state
+   * RUNNING afterwards. */
   int (*wakeup)(const psModel *m, psData *d, psTask *p, psTask *waker, int sync);
 
-  /* schedule(), first step, for the task leaving (or keeping) the CPU. */
+  /* schedule(), first step, for the task leaving (or keeping) the CPU.
+   * Default: nothing. */
   void (*put_prev)(const psModel *m, psData *d, psTask *prev);
 
-  /* schedule(): prev is no longer RUNNING and still queued: deactivate it. */
+  /* schedule(): prev is no longer RUNNING and still on_rq: dequeue it (the
+   * engine clears on_rq after). */
   void (*deactivate)(const psModel *m, psData *d, psTask *prev);
 
   /* schedule(): choose the next task of `cpu` (its idle task when nothing
-   * is runnable); may balance and switch arrays. */
+   * is runnable); may balance.  The chosen task's cpu must be `cpu`. */
   psTask *(*pick_next)(const psModel *m, psData *d, int cpu);
 
-  /* The timer tick of `cpu` (scheduler_tick), charged to its current task. */
+  /* The timer tick of `cpu` (scheduler_tick), charged to its current task.
+   * Default: nothing. */
   void (*tick)(const psModel *m, psData *d, int cpu);
 
-  /* sched_yield by the running task p (the engine calls schedule after). */
+  /* sched_yield by the running task p (the engine reschedules after).
+   * Default: nothing (schedule() alone decides). */
   void (*yield)(const psModel *m, psData *d, psTask *p);
 
-  /* set_user_nice; nice already validated to -20..19. */
+  /* set_user_nice, nice validated to -20..19 and different from p->nice
+   * (the engine sets p->nice after).  Default: nothing. */
   void (*set_nice)(const psModel *m, psData *d, psTask *p, int nice);
 
-  /* setscheduler; policy and rt_priority already validated. */
+  /* setscheduler; policy and rt_priority already validated.  Default: set
+   * p->policy and p->rt_priority. */
   void (*set_scheduler)(const psModel *m, psData *d, psTask *p, int policy, int rt_priority);
 
   /* set_cpus_allowed: move p, which is not running, to CPU dest (p is
-   * queued: to dest's runqueue, with a preemption check; p sleeps: it will
-   * wake there). */
+   * on_rq: to dest's runqueue, with a preemption check; p sleeps: it will
+   * wake there).  Default: on_rq, deactivate then wakeup on dest; asleep,
+   * p->cpu = dest. */
   void (*migrate)(const psModel *m, psData *d, psTask *p, int dest);
 
-  /* The queued tasks of `cpu` in the order schedule() would consider them:
-   * (array, prio, pid) triples, array 0 for the active (or only) queue and 1
-   * for the expired one; at most max triples; returns how many. */
+  /* The queued tasks of `cpu` in the order schedule() would consider them,
+   * as rows of the policy's queue_columns (pid among them); at most max
+   * rows; returns how many.  Default: the on_rq tasks of cpu in pid order,
+   * columns (prio, pid). */
   int (*dump)(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
 
-  /* Invariants of the policy's runqueues; 0, or -1 with a message. */
+  /* Invariants of the policy's own data; 0, or -1 with a message.  It must
+   * be safe on a state loaded from a damaged snapshot: check indices before
+   * following them.  Default: none. */
   int (*check)(const psModel *m, const psData *d, char *err, int errlen);
+} psHooks;
+
+struct psPolicy {
+  const char *name;
+  const char *doc;
+  const psParamInfo *params;
+  int nparams;
+  const psFieldInfo *task_fields;  /* per task (PS_AT_PRIV or PS_AT_TASK) */
+  int ntask_fields;
+  const psFieldInfo *rq_fields;    /* offsets into the policy's runqueue */
+  int nrq_fields;
+  const psFieldInfo *derived_fields; /* constants in psModel.derived */
+  int nderived_fields;
+  size_t rq_size;                  /* bytes of policy runqueue per CPU */
+  int max_prio;                    /* MAX_PRIO: the idle task's prio */
+  /* The fields that say most about a task under this policy (sleep_avg,
+   * run_avg, counter ...): the demo's and plots' columns. NULL-ended. */
+  const char *const *headline;
+  /* Columns of the queue dump (the default dump's when NULL). */
+  const psColumn *queue_columns;
+  int nqueue_columns;
+  const psFormula *formulas;
+  int nformulas;
+  /* Constant data of the family module a policy shares code with (the O(1)
+   * family's o1_family), NULL if none. */
+  const void *family;
+  psHooks hooks;
 };
+
+/* The hooks of `pol` with the engine's defaults where it left NULL; 0, or
+ * -1 with a message when a mandatory hook is missing. */
+int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen);
+
+/* The columns of the default queue dump. */
+extern const psColumn ps_default_queue_columns[2];
 
 #endif

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "engine_internal.h"
+#include "program.h"
 
 int64_t psu_dist_sample(const psDist *d, psRng *r) {
   double x;
@@ -87,93 +87,79 @@ int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, i
 }
 
 /* Loop bookkeeping at an END op: jump back or fall through. */
-static void loop_end(psTask *p, const psOp *o) {
-  psLoopFrame *f = &p->loop[p->loop_depth - 1];
+static void loop_end(psProgState *s, const psOp *o) {
+  psLoopFrame *f = &s->loop[s->loop_depth - 1];
   if (f->left < 0 || f->left-- > 0) {
-    p->pc = o->arg + 1;
+    s->pc = o->arg + 1;
     return;
   }
-  p->loop_depth--;
-  p->pc++;
+  s->loop_depth--;
+  s->pc++;
 }
 
-void ps_program_advance(const psModel *m, psData *d, int32_t ti) {
-  psTask *p = &d->task[ti];
-  const psProgram *prog = &m->progs[p->prog];
-  int cpu = p->cpu;
-  while (!d->failed) {
-    ps_count_action(d);
-    if (d->failed) return;
-    if (p->pc >= prog->first + prog->n) {
-      ps_do_exit(m, d, p);
-      return;
+psSyscall psu_program_next(const psOp *ops, const psProgram *prog, psProgState *s, psRng *rng) {
+  psSyscall r = {PS_SYS_NONE, 0, 0, 0, 0};
+  if (s->pc >= prog->first + prog->n) {
+    r.kind = PS_SYS_EXIT;
+    return r;
+  }
+  const psOp *o = &ops[s->pc];
+  switch (o->kind) {
+    case PS_OP_RUN: case PS_OP_SLEEP: case PS_OP_IO:
+      r.kind = o->kind == PS_OP_RUN ? PS_SYS_RUN : o->kind == PS_OP_SLEEP ? PS_SYS_SLEEP : PS_SYS_IO;
+      r.ns = psu_dist_sample(&o->d, rng);
+      s->pc++;
+      break;
+    case PS_OP_WAIT: case PS_OP_POST:
+      r.kind = o->kind == PS_OP_WAIT ? PS_SYS_WAIT : PS_SYS_POST;
+      r.arg = o->arg;
+      r.arg2 = o->arg2;
+      s->pc++;
+      break;
+    case PS_OP_LOOP: {
+      psLoopFrame *f = &s->loop[s->loop_depth++];
+      f->op = s->pc;
+      f->left = o->arg ? (int64_t)o->arg - 1 : -1;
+      s->pc++;
+      break;
     }
-    const psOp *o = &m->ops[p->pc];
-    switch (o->kind) {
-      case PS_OP_RUN:
-        p->pc++;
-        p->burst_left_ns = psu_dist_sample(&o->d, &p->rng);
-        if (p->burst_left_ns > 0) return;
-        break;
-      case PS_OP_SLEEP:
-        p->pc++;
-        ps_do_sleep(m, d, p, psu_dist_sample(&o->d, &p->rng));
-        ps_resched_cpu(d, cpu);
-        return;
-      case PS_OP_IO:
-        p->pc++;
-        ps_do_io(m, d, p, psu_dist_sample(&o->d, &p->rng));
-        ps_resched_cpu(d, cpu);
-        return;
-      case PS_OP_WAIT:
-        p->pc++;
-        if (ps_do_wait(m, d, p, o->arg)) {
-          ps_resched_cpu(d, cpu);
-          return;
-        }
-        break;
-      case PS_OP_POST:
-        p->pc++;
-        ps_do_post(m, d, o->arg, p, o->arg2);
-        break;
-      case PS_OP_LOOP: {
-        psLoopFrame *f = &p->loop[p->loop_depth++];
-        f->op = p->pc;
-        f->left = o->arg ? (int64_t)o->arg - 1 : -1;
-        p->pc++;
-        break;
-      }
-      case PS_OP_END:
-        loop_end(p, o);
-        break;
-      case PS_OP_FORK:
-        if (o->arg >= m->nprogs) {
-          ps_fail(d, "pid %d forks program %d, which does not exist", p->pid, o->arg);
-          return;
-        }
-        if (!p->op_left) p->op_left = o->arg2;
-        if (ps_do_fork(m, d, ti, o->arg)) return;
-        p = &d->task[ti];  /* fork may have moved the task array */
-        if (--p->op_left == 0) p->pc++;
-        break;
-      case PS_OP_EXIT:
-        ps_do_exit(m, d, p);
-        return;
-      case PS_OP_YIELD:
-        p->pc++;
-        m->policy->yield(m, d, p);
-        ps_resched_cpu(d, cpu);
-        return;
-      case PS_OP_NICE:
-        p->pc++;
-        ps_do_nice(m, d, p, o->arg);
-        break;
-      default: /* PS_OP_SETSCHED */
-        p->pc++;
-        m->policy->set_scheduler(m, d, p, o->arg, o->arg2);
-        break;
-    }
-    /* a syscall that asked for a reschedule returns through schedule() */
-    if (d->cpu[cpu].need_resched) return;
+    case PS_OP_END:
+      loop_end(s, o);
+      break;
+    case PS_OP_FORK:
+      r.kind = PS_SYS_FORK;
+      r.arg = o->arg;
+      if (!s->op_left) s->op_left = o->arg2;
+      if (--s->op_left == 0) s->pc++;
+      break;
+    case PS_OP_EXIT:
+      r.kind = PS_SYS_EXIT;
+      break;
+    case PS_OP_YIELD:
+      r.kind = PS_SYS_YIELD;
+      s->pc++;
+      break;
+    case PS_OP_NICE:
+      r.kind = PS_SYS_NICE;
+      r.arg = o->arg;
+      s->pc++;
+      break;
+    default: /* PS_OP_SETSCHED */
+      r.kind = PS_SYS_SETSCHED;
+      r.arg = o->arg;
+      r.arg2 = o->arg2;
+      s->pc++;
+      break;
+  }
+  return r;
+}
+
+void psu_program_unfork(psProgState *s) {
+  if (s->op_left) {
+    s->op_left++;
+  } else {
+    /* it was the last child: the pc had moved on */
+    s->pc--;
+    s->op_left = 1;
   }
 }

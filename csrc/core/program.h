@@ -1,6 +1,7 @@
 /* Workload programs: each task runs a small program of ops, interpreted in C.
- * Programs are plain data in the model; the interpreter advances one task
- * until it needs CPU time or blocks. */
+ * Programs are plain data in the model.  The interpreter executes one op at
+ * a time and hands every syscall (run, sleep, post, fork ...) back to the
+ * engine as a request, so it depends on nothing but this header. */
 #ifndef PS_PROGRAM_H
 #define PS_PROGRAM_H
 #include <stdint.h>
@@ -19,6 +20,10 @@ typedef struct psDist {
   int32_t kind;
   double a, b;
 } psDist;
+
+/* Scheduling classes a setscheduler op names (the kernel's
+ * SCHED_NORMAL/FIFO/RR values). */
+enum { PS_SCHED_NORMAL = 0, PS_SCHED_FIFO = 1, PS_SCHED_RR = 2 };
 
 /* Op codes.  Everything the workload library needs is here from the start,
  * so that later policies and workloads add no engine changes. */
@@ -44,6 +49,45 @@ typedef struct psOp {
   psDist d;
 } psOp;
 
+#define PS_LOOP_DEPTH 8
+
+typedef struct psLoopFrame {
+  int32_t op;      /* index of the LOOP op */
+  int64_t left;    /* iterations still to run after this one; -1 = forever */
+} psLoopFrame;
+
+/* Where a task is in its program: the interpreter's whole per-task state. */
+typedef struct psProgState {
+  int32_t prog;               /* program id */
+  int32_t pc;                 /* next op (index into the model's op array) */
+  int32_t loop_depth;
+  int32_t op_left;            /* repetitions left of a multi-step op (fork n), 0 none */
+  psLoopFrame loop[PS_LOOP_DEPTH];
+} psProgState;
+
+/* What a program asks of the machine: the syscalls, with their arguments. */
+enum {
+  PS_SYS_NONE = 0,     /* a structure op (loop, end): nothing to do */
+  PS_SYS_RUN,          /* ns of CPU work */
+  PS_SYS_SLEEP,        /* ns */
+  PS_SYS_IO,           /* ns */
+  PS_SYS_WAIT,         /* arg: channel */
+  PS_SYS_POST,         /* arg: channel, arg2: sync */
+  PS_SYS_FORK,         /* arg: program id */
+  PS_SYS_EXIT,
+  PS_SYS_YIELD,
+  PS_SYS_NICE,         /* arg: nice */
+  PS_SYS_SETSCHED,     /* arg: PS_SCHED_*, arg2: rt_priority */
+  PS_SYS_AFFINITY,     /* mask: cpus_allowed (from Python only) */
+};
+
+typedef struct psSyscall {
+  int32_t kind;
+  int32_t arg, arg2;
+  int64_t ns;
+  uint64_t mask;
+} psSyscall;
+
 typedef struct psProgram {
   int32_t first;  /* index of its first op in the model's op array */
   int32_t n;      /* number of ops */
@@ -55,6 +99,16 @@ typedef struct psProgram {
 
 /* Draw one duration (ns) from d. */
 int64_t psu_dist_sample(const psDist *d, psRng *r);
+
+/* Execute the next op of the program at s (ops: the model's op array,
+ * prog: the task's program), drawing durations from rng, and return the
+ * request it makes.  The end of the program is an exit.  A fork of n
+ * children is n requests. */
+psSyscall psu_program_next(const psOp *ops, const psProgram *prog, psProgState *s, psRng *rng);
+
+/* Take back the fork request just returned (the fork failed), so that
+ * resuming the program retries it. */
+void psu_program_unfork(psProgState *s);
 
 /* Check one program's structure (op codes, loop nesting, channel and
  * program references).  Returns 0 or -1 with a message. */

@@ -52,6 +52,7 @@ typedef struct psModel {
   /* policy */
   const psPolicy *policy;
   const psPreset *preset;
+  psHooks hooks;            /* the policy's hooks, the engine's defaults filled in */
   int64_t param[PS_MAX_PARAMS];
   _Alignas(8) unsigned char derived[PS_DERIVED_BYTES]; /* the policy's derived constants */
 
@@ -154,9 +155,22 @@ int ps_field_index(const psModel *m, const char *name);
 int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i);
 
 /* ---- model (model.c) ---- */
-/* Build a model for `preset` with defaults; 0 or -1 with err. */
+/* Build a model for `preset` with defaults; hz 0 means the preset's
+ * default HZ.  0 or -1 with err. */
 int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
                   char *err, int errlen);
+/* The preset's default HZ. */
+int ps_preset_hz(const psPreset *p);
+/* Index of the policy's formula `name`, or -1. */
+int ps_formula_index(const psPolicy *pol, const char *name);
+/* Formula i of m's policy on args (n of them, range-checked); 0 with *out,
+ * or -1 with err naming the value and its allowed range. */
+int ps_formula_call(const psModel *m, int i, const int64_t *args, int n, int64_t *out, char *err,
+                    int errlen);
+/* Derived constant i of m's policy. */
+int64_t ps_derived_value(const psModel *m, int i);
+/* The columns of the policy's queue dump; *n is set to their number. */
+const psColumn *ps_queue_columns(const psPolicy *pol, int *n);
 void ps_model_free(psModel *m);
 int ps_model_copy(psModel *dst, const psModel *src);
 int ps_param_index(const psModel *m, const char *name);
@@ -188,12 +202,13 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errl
 /* Time of jiffy j's tick on CPU 0. */
 static inline int64_t ps_jiffy_time(const psModel *m, uint64_t j) { return (int64_t)j * m->tick_ns; }
 
-int ps_renice(const psModel *m, psData *d, int pid, int nice, char *err, int errlen);
-int ps_setscheduler(const psModel *m, psData *d, int pid, int policy, int rt_priority,
-                    char *err, int errlen);
-/* set_cpus_allowed: a task outside its new mask moves to the lowest allowed
- * CPU (at once, or when it next leaves the CPU if it is running). */
-int ps_set_affinity(const psModel *m, psData *d, int pid, uint64_t mask, char *err, int errlen);
+/* ---- syscalls from Python between steps (syscall.c) ---- */
+/* The request (PS_SYS_NICE, PS_SYS_SETSCHED or PS_SYS_AFFINITY) made on
+ * behalf of task pid, through the same path as a program's; 0 or -1 with
+ * err.  set_cpus_allowed: a task outside its new mask moves to the lowest
+ * allowed CPU (at once, or when it next leaves the CPU if it is running). */
+int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall *sc, char *err,
+                           int errlen);
 /* ---- snapshots (snapshot.c) ---- */
 /* The model and state as one malloc'd byte string; 0 or -1 (no memory). */
 int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prio_array.h"
 #include "pysched.h"
 
 #define MAGIC "PSCHED01"
@@ -129,13 +128,10 @@ static int indices_ok(const psModel *m, const psData *d) {
     if (d->cpu[c].curr < 0 || d->cpu[c].curr >= d->ntask || d->cpu[c].idle != c) return 0;
   for (int32_t i = 0; i < d->ntask; i++) {
     const psTask *t = &d->task[i];
-    if (!index_ok(t->run_next, d->ntask) || !index_ok(t->run_prev, d->ntask) ||
-        !index_ok(t->lru_next, d->ntask) || !index_ok(t->lru_prev, d->ntask) ||
-        !index_ok(t->wait_next, d->ntask) || t->ppid < 0 || t->ppid > d->ntask ||
-        t->cpu < 0 || t->cpu >= m->ncpu || t->array < -1 || t->array > 1 ||
-        t->loop_depth < 0 || t->loop_depth > PS_LOOP_DEPTH || t->prog < 0 ||
-        (i >= m->ncpu && t->prog >= m->nprogs) || t->pc < 0 || t->pc > m->nops ||
-        t->prio < 0 || t->prio >= PS_PRIO_LEVELS)
+    if (!index_ok(t->wait_next, d->ntask) || t->ppid < 0 || t->ppid > d->ntask ||
+        t->cpu < 0 || t->cpu >= m->ncpu || (t->on_rq != 0 && t->on_rq != 1) ||
+        t->ps.loop_depth < 0 || t->ps.loop_depth > PS_LOOP_DEPTH || t->ps.prog < 0 ||
+        (i >= m->ncpu && t->ps.prog >= m->nprogs) || t->ps.pc < 0 || t->ps.pc > m->nops)
       return 0;
   }
   for (int32_t k = 0; k < d->nchan; k++)
@@ -179,6 +175,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
   if (get(&r, &mm, sizeof mm)) goto bad;
   mm.policy = pre->policy;
   mm.preset = pre;
+  if (ps_hooks_resolve(pre->policy, &mm.hooks, err, errlen)) return -1;
   mm.ops = NULL;
   mm.progs = NULL;
   mm.src = NULL;
@@ -200,7 +197,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
   for (int32_t k = 0; k < m->nseries; k++)
     if (m->series[k] < 0 || m->series[k] >= ps_nfields(m)) goto bad;
   char msg[PS_ERRLEN];
-  if (m->policy->configure(m, msg, sizeof msg)) goto bad;
+  if (m->hooks.configure(m, msg, sizeof msg)) goto bad;
   if (get(&r, &dd, sizeof dd)) goto bad;
   if (dd.ntask < m->ncpu || dd.nchan != m->nchan || dd.nsrc != m->nsrc || dd.heap.n < 0) goto bad;
   d->now_ns = dd.now_ns;

@@ -5,6 +5,7 @@
 #define PS_TASK_H
 #include <stdint.h>
 
+#include "program.h"
 #include "rng.h"
 
 /* Task states, as the kernel's TASK_* values (bits, so that a wakeup can
@@ -17,20 +18,11 @@ enum {
   PS_TASK_DEAD = 8,
 };
 
-/* Scheduling classes (the kernel's SCHED_NORMAL/FIFO/RR values). */
-enum { PS_SCHED_NORMAL = 0, PS_SCHED_FIFO = 1, PS_SCHED_RR = 2 };
-
 /* What the task's time since `since_ns` counts as. */
 enum { PS_ACCT_RUN = 0, PS_ACCT_WAIT = 1, PS_ACCT_SLEEP = 2, PS_ACCT_NONE = 3 };
 
-#define PS_LOOP_DEPTH 8
 #define PS_TASK_PRIV 96
 #define PS_NAME_LEN 32
-
-typedef struct psLoopFrame {
-  int32_t op;      /* index of the LOOP op */
-  int64_t left;    /* iterations still to run after this one; -1 = forever */
-} psLoopFrame;
 
 typedef struct psTask {
   /* identity */
@@ -50,18 +42,12 @@ typedef struct psTask {
   int32_t cpu;                /* CPU it runs or last ran on */
   uint64_t cpus_allowed;      /* affinity mask */
   int32_t migrate_to;         /* CPU to move to when it next leaves the CPU, -1 none */
-  int32_t array;              /* priority array it is queued in: -1 none, else 0/1 */
-  int32_t run_next, run_prev; /* links of its priority list (task indices) */
-  int32_t lru_next, lru_prev; /* links of a policy's second list (Houston's run_list_lru) */
+  int32_t on_rq;              /* queued on its CPU's runqueue (the engine keeps it) */
 
   /* workload program */
-  int32_t prog;               /* program id */
-  int32_t pc;                 /* next op */
-  int32_t loop_depth;
-  psLoopFrame loop[PS_LOOP_DEPTH];
+  psProgState ps;             /* where it is in its program (program.h) */
   int64_t burst_left_ns;      /* CPU work left in the current run op */
   int32_t wait_chan;          /* channel it blocks on, -1 none */
-  int32_t op_left;            /* repetitions left of a multi-step op (fork n), 0 none */
   int32_t wait_next;          /* next waiter on that channel (task index) */
   psRng rng;
 

@@ -4,54 +4,49 @@
  * from the tail of each list), can_migrate_task and pull_task. */
 #include "balance_o1.h"
 
-#include "engine_internal.h"
-#include "o1_task.h"
 
-static int rt_task(const psTask *p) { return p->prio < 100; }
-
-void o1_enqueue(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int array) {
-  psu_enqueue_task(d->task, ps_index(d, p), &o1_runqueue_of(m, d, p->cpu)->arrays[array], array,
-                   ops->lru && !rt_task(p));
+/* The balancer's parameters, read from the member's table. */
+static uint32_t cache_decay_ticks(const psModel *m) {
+  return (uint32_t)m->param[o1_family_of(m)->p_cache_decay_ticks];
 }
 
-void o1_dequeue(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p) {
-  psu_dequeue_task(d->task, ps_index(d, p), &o1_runqueue_of(m, d, p->cpu)->arrays[p->array],
-                   ops->lru && !rt_task(p));
-}
-
-static void move_task(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int dest) {
+static void move_task(const psModel *m, psData *d, psTask *p, int dest) {
   int src = p->cpu;
-  o1_dequeue(m, d, ops, p);
-  o1_runqueue_of(m, d, src)->nr_running--;
+  o1_dequeue_task(m, d, p);
+  o1_rq(m, d, src)->nr_running--;
   p->cpu = dest;
-  o1_runqueue_of(m, d, dest)->nr_running++;
-  o1_enqueue(m, d, ops, p, o1_runqueue_of(m, d, dest)->active);
+  o1_rq(m, d, dest)->nr_running++;
+  o1_enqueue_task(m, d, p, o1_rq(m, d, dest)->active);
   p->nr_migrations++;
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, src, p->prio, 0);
 }
 
-void o1_migrate(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int dest) {
-  if (p->array < 0) {
+/* The migration thread (set_cpus_allowed) for a task that is not running:
+ * a queued one moves to dest's active array, rescheduling dest if it beats
+ * dest's task; a sleeping one will wake on dest. */
+void o1_migrate(const psModel *m, psData *d, psTask *p, int dest) {
+  if (!p->on_rq) {
     p->cpu = dest;  /* asleep: it wakes there */
     return;
   }
-  move_task(m, d, ops, p, dest);
+  move_task(m, d, p, dest);
   if (p->prio < ps_curr(d, dest)->prio) ps_resched_cpu(d, dest);
 }
 
 /* pull_task: into this CPU's active array, even from busiest's expired. */
-static void pull_task(const psModel *m, psData *d, const o1_balance_ops *ops, psTask *p, int cpu) {
-  move_task(m, d, ops, p, cpu);
-  o1_runqueue_of(m, d, cpu)->nr_balance_pulls++;
+static void pull_task(const psModel *m, psData *d, psTask *p, int cpu) {
+  move_task(m, d, p, cpu);
+  o1_rq(m, d, cpu)->nr_balance_pulls++;
   psTask *curr = ps_curr(d, cpu);
+  int equal_prio_preempt = (int)o1_param(m, o1_family_of(m)->p_pull_equal_prio_preempt, 1);
   if (p->prio < curr->prio ||
-      (ops->equal_prio_preempt && p->prio == curr->prio && p->time_slice > curr->time_slice))
+      (equal_prio_preempt && p->prio == curr->prio && p->time_slice > curr->time_slice))
     ps_resched_cpu(d, cpu);
 }
 
 /* find_busiest_queue by runqueue length; *imbalance is in tasks. */
 static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, int *imbalance) {
-  o1_runqueue *this_rq = o1_runqueue_of(m, d, cpu);
+  o1_runqueue *this_rq = o1_rq(m, d, cpu);
   int nr_running;
   if (idle || this_rq->nr_running > this_rq->prev_cpu_load[cpu])
     nr_running = (int)this_rq->nr_running;
@@ -60,7 +55,7 @@ static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, in
   int busiest = -1;
   int max_load = 1;
   for (int i = 0; i < m->ncpu; i++) {
-    o1_runqueue *src = o1_runqueue_of(m, d, i);
+    o1_runqueue *src = o1_rq(m, d, i);
     int load;
     if (idle || src->nr_running < this_rq->prev_cpu_load[i])
       load = (int)src->nr_running;
@@ -79,20 +74,20 @@ static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, in
   *imbalance = (max_load - nr_running) / 2;
   /* it needs an at least ~25% imbalance to trigger balancing */
   if (!idle && *imbalance < (max_load + 3) / 4) return -1;
-  if ((int)o1_runqueue_of(m, d, busiest)->nr_running <= nr_running + 1) return -1;
+  if ((int)o1_rq(m, d, busiest)->nr_running <= nr_running + 1) return -1;
   return busiest;
 }
 
 /* The extension: the busiest CPU is the one whose prio_avg (how well its
  * tasks have been running) exceeds this CPU's by prio_avg_imbalance, and
  * one task moves per balance. */
-static int find_busiest_by_prio_avg(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu,
-                                    int *imbalance) {
-  uint32_t mine = o1_runqueue_of(m, d, cpu)->prio_avg;
+static int find_busiest_by_prio_avg(const psModel *m, psData *d, int cpu, int *imbalance) {
+  uint32_t mine = o1_rq(m, d, cpu)->prio_avg;
   int busiest = -1;
-  uint32_t best = mine + ops->prio_avg_imbalance;
+  /* prio_avg_imbalance follows balance_prio_avg in the table */
+  uint32_t best = mine + (uint32_t)m->param[o1_family_of(m)->p_balance_prio_avg + 1];
   for (int i = 0; i < m->ncpu; i++) {
-    o1_runqueue *src = o1_runqueue_of(m, d, i);
+    o1_runqueue *src = o1_rq(m, d, i);
     if (i != cpu && src->nr_running >= 2 && src->prio_avg > best) {
       best = src->prio_avg;
       busiest = i;
@@ -102,19 +97,20 @@ static int find_busiest_by_prio_avg(const psModel *m, psData *d, const o1_balanc
   return busiest;
 }
 
-static int can_migrate_task(const psData *d, const o1_balance_ops *ops, const psTask *p,
-                            int busiest, int cpu) {
-  return (uint32_t)d->jiffies - o1_sched_of_const(p)->last_run > ops->cache_decay_ticks &&
+static int can_migrate_task(const psModel *m, const psData *d, const psTask *p, int busiest,
+                            int cpu) {
+  return o1_jiffies(d) - o1_sched_of_const(p)->last_run > cache_decay_ticks(m) &&
          ps_curr(d, busiest) != p && (p->cpus_allowed >> cpu & 1);
 }
 
-int o1_load_balance(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu, int idle) {
+int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
   int imbalance = 0;
   /* schedule() on an empty runqueue (idle=1) always pulls by length */
-  int busiest = ops->by_prio_avg && !idle ? find_busiest_by_prio_avg(m, d, ops, cpu, &imbalance)
-                                          : find_busiest_queue(m, d, cpu, idle, &imbalance);
+  int by_prio_avg = (int)o1_param(m, o1_family_of(m)->p_balance_prio_avg, 0);
+  int busiest = by_prio_avg && !idle ? find_busiest_by_prio_avg(m, d, cpu, &imbalance)
+                                     : find_busiest_queue(m, d, cpu, idle, &imbalance);
   if (busiest < 0) return 0;
-  o1_runqueue *src = o1_runqueue_of(m, d, busiest);
+  o1_runqueue *src = o1_rq(m, d, busiest);
   int expired = !src->active;
   int a = src->arrays[expired].nr_active ? expired : src->active;
   int pulled = 0;
@@ -124,9 +120,9 @@ int o1_load_balance(const psModel *m, psData *d, const o1_balance_ops *ops, int 
       int32_t i = array->tail[idx];
       while (i >= 0) {
         psTask *p = &d->task[i];
-        int32_t prev = p->run_prev;  /* pull_task unlinks p */
-        if (can_migrate_task(d, ops, p, busiest, cpu)) {
-          pull_task(m, d, ops, p, cpu);
+        int32_t prev = psu_links(d->task, i)->run_prev;  /* pull_task unlinks p */
+        if (can_migrate_task(m, d, p, busiest, cpu)) {
+          pull_task(m, d, p, cpu);
           pulled++;
           if (idle || !--imbalance) return pulled;
         }
@@ -138,12 +134,13 @@ int o1_load_balance(const psModel *m, psData *d, const o1_balance_ops *ops, int 
   }
 }
 
-void o1_rebalance_tick(const psModel *m, psData *d, const o1_balance_ops *ops, int cpu, int idle) {
+void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
   if (m->ncpu == 1) return;
   uint64_t j = d->jiffies;
+  /* IDLE_REBALANCE_TICK and BUSY_REBALANCE_TICK follow cache_decay_ticks */
+  const int64_t *ticks = &m->param[o1_family_of(m)->p_cache_decay_ticks + 1];
   /* an idle CPU balances every IDLE_REBALANCE_TICK, but with idle=0 */
-  if (idle ? j % ops->idle_rebalance_ticks == 0 : j % ops->busy_rebalance_ticks == 0)
-    o1_load_balance(m, d, ops, cpu, 0);
+  if (j % (uint64_t)ticks[idle ? 0 : 1] == 0) o1_load_balance(m, d, cpu, 0);
 }
 
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {

@@ -1,8 +1,9 @@
 /* Jim Houston's self-tuning scheduler, "[PATCH] self tuning scheduler",
  * 10 Mar 2003 (../shared/seeds/001-patch-self-tuning-scheduler.patch),
  * against linux-2.5.64-bk4.  Everything the patch does not touch is bk4
- * (fact sheet §1, bk4 column), so this file follows policy_o1.c with the
- * patch's hunks applied; the integer math is houston_math.c.
+ * (fact sheet §1, bk4 column) and lives in the family's shared code
+ * (o1_family.c); this file holds the patch's hunks, and the integer math
+ * is houston_math.c.
  *
  * Faithful quirks worth knowing:
  * - the sleep credit is measured from run_avg_timestamp, which the tick
@@ -13,14 +14,9 @@
  * - the expired array is never filled any more, but schedule() still swaps
  *   arrays when active is empty (a no-op here). */
 #include <stdio.h>
-#include <string.h>
 
-#include "balance_o1.h"
-#include "engine_internal.h"
-#include "o1_task.h"
+#include "o1_family.h"
 #include "policy_houston.h"
-#include "policy_o1.h"
-#include "prio_array.h"
 
 #define MAX_RT_PRIO HOUSTON_MAX_RT_PRIO
 #define MAX_PRIO HOUSTON_MAX_PRIO
@@ -72,9 +68,6 @@ typedef struct h_task {
 } h_task;
 
 static inline h_task *H(psTask *p) { return (h_task *)p->priv; }
-static inline o1_runqueue *RQ(const psModel *m, const psData *d, int cpu) { return o1_runqueue_of(m, d, cpu); }
-static inline int rt_task(const psTask *p) { return p->prio < MAX_RT_PRIO; }
-static inline uint32_t jiffies32(const psData *d) { return (uint32_t)d->jiffies; }
 
 static int effective_prio(const psModel *m, psTask *p) {
   return houston_effective_prio(HC(m), H(p)->run_avg, p->static_prio, H(p)->sched.sleep_avg);
@@ -82,11 +75,6 @@ static int effective_prio(const psModel *m, psTask *p) {
 
 static int task_timeslice(const psModel *m, const psTask *p) {
   return houston_task_timeslice(HC(m), p->prio, p->static_prio, p->policy == PS_SCHED_RR);
-}
-
-static void set_prio(const psModel *m, psData *d, psTask *p, int prio) {
-  if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
-  p->prio = prio;
 }
 
 /* ---- run averages (the patch's second block) ---- */
@@ -97,43 +85,20 @@ static void update_run_avg_sleeping(const psModel *m, psTask *p, uint32_t delta_
 }
 
 static void update_run_avg_runable(const psModel *m, psData *d, psTask *p) {
-  uint32_t delta_time = jiffies32(d) - H(p)->run_avg_timestamp;
-  H(p)->run_avg_timestamp = jiffies32(d);
+  uint32_t delta_time = o1_jiffies(d) - H(p)->run_avg_timestamp;
+  H(p)->run_avg_timestamp = o1_jiffies(d);
   update_run_avg_sleeping(m, p, delta_time);
 }
 
 static void update_run_avg_running(const psModel *m, psData *d, psTask *p) {
   const houston_const *c = HC(m);
-  uint32_t delta_time = jiffies32(d) - H(p)->run_avg_timestamp;
-  H(p)->run_avg_timestamp = jiffies32(d);
+  uint32_t delta_time = o1_jiffies(d) - H(p)->run_avg_timestamp;
+  H(p)->run_avg_timestamp = o1_jiffies(d);
   int32_t run_avg = houston_decay_value(c, (int32_t)H(p)->run_avg, (int32_t)delta_time,
                                         c->run_avg_halflife);
   run_avg += c->run_avg_increment;
   if (run_avg > c->max_run_avg) run_avg = c->max_run_avg;
   H(p)->run_avg = (uint32_t)run_avg;
-}
-
-/* ---- runqueue primitives: enqueue/dequeue keep the lru list of non-RT tasks ---- */
-
-static void enqueue_task(const psModel *m, psData *d, psTask *p, int array) {
-  psu_enqueue_task(d->task, ps_index(d, p), &RQ(m, d, p->cpu)->arrays[array], array, !rt_task(p));
-}
-
-static void dequeue_task(const psModel *m, psData *d, psTask *p) {
-  psu_dequeue_task(d->task, ps_index(d, p), &RQ(m, d, p->cpu)->arrays[p->array], !rt_task(p));
-}
-
-static void __activate_task(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  enqueue_task(m, d, p, rq->active);
-  rq->nr_running++;
-}
-
-static void deactivate_task(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  rq->nr_running--;
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
-  dequeue_task(m, d, p);
 }
 
 /* activate_task, bk4 with the patch's hunk: the sleep is measured from
@@ -142,43 +107,43 @@ static void deactivate_task(const psModel *m, psData *d, psTask *p) {
 static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) {
   h_task *pt = H(p);
   uint32_t max = (uint32_t)P(max_sleep_avg);
-  uint32_t sleep_time = jiffies32(d) - pt->run_avg_timestamp;
+  uint32_t sleep_time = o1_jiffies(d) - pt->run_avg_timestamp;
   int requeue_waker = 0;
   if (sleep_time) {
-    pt->run_avg_timestamp = jiffies32(d);
+    pt->run_avg_timestamp = o1_jiffies(d);
     uint32_t sleep_avg = o1_credit_sleep(m, d, p, waker, sleep_time, max, (int)P(waker_bonus),
                                          &requeue_waker);
     pt->sched.sleep_avg = sleep_avg;
-    if (!rt_task(p)) {
+    if (!o1_rt_task(p)) {
       update_run_avg_sleeping(m, p, sleep_time);
-      set_prio(m, d, p, effective_prio(m, p));
+      o1_set_prio(m, d, p, effective_prio(m, p));
       int time_slice = task_timeslice(m, p);
       if (p->time_slice > time_slice) p->time_slice = time_slice;
     }
   }
-  __activate_task(m, d, p);
+  o1_activate_plain(m, d, p);
   return requeue_waker;
 }
 
 /* fairness_update: re-evaluate the tasks that have waited longest without
  * running, at most 1/8 of the active array (at least FAIRNESS_MIN). */
 static void fairness_update(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
+  o1_runqueue *rq = o1_rq(m, d, cpu);
   psPrioArray *active = &rq->arrays[rq->active];
   psTask *curr = ps_curr(d, cpu);
   int limit = active->nr_active / 8;
   if (limit < P(fairness_min)) limit = (int)P(fairness_min);
   for (int32_t i = active->lru_head; limit > 0 && i >= 0; limit--) {
     psTask *p = &d->task[i];
-    if (jiffies32(d) - H(p)->run_avg_timestamp < (uint32_t)P(fairness_ticks)) break;
+    if (o1_jiffies(d) - H(p)->run_avg_timestamp < (uint32_t)P(fairness_ticks)) break;
     update_run_avg_runable(m, d, p);
     int prio = effective_prio(m, p);
     /* the dequeue/enqueue reorder the list: take the next pointer first */
-    i = p->lru_next;
+    i = psu_links(d->task, i)->lru_next;
     if (prio != p->prio) {
-      dequeue_task(m, d, p);
-      set_prio(m, d, p, prio);
-      enqueue_task(m, d, p, rq->active);
+      o1_dequeue_task(m, d, p);
+      o1_set_prio(m, d, p, prio);
+      o1_enqueue_task(m, d, p, rq->active);
       rq->nr_fairness_requeues++;
     }
     if (prio < curr->prio) ps_resched_cpu(d, cpu);
@@ -208,21 +173,14 @@ static int configure_h(psModel *m, char *err, int errlen) {
   return houston_derive(c, err, errlen);
 }
 
-static void init_rq_h(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
-  memset(rq, 0, sizeof(*rq));
-  psu_array_init(&rq->arrays[0], MAX_PRIO);
-  psu_array_init(&rq->arrays[1], MAX_PRIO);
-}
-
 /* A new task's run_avg: run effective_prio backwards from the runqueue's
  * prio_avg (wake_up_forked_process). */
 static void estimate_new_run_avg(const psModel *m, psData *d, psTask *p) {
   const houston_const *c = HC(m);
-  int i = (int)(RQ(m, d, p->cpu)->prio_avg / HOUSTON_SF_PRIO_AVG);
+  int i = (int)(o1_rq(m, d, p->cpu)->prio_avg / HOUSTON_SF_PRIO_AVG);
   i -= MAX_PRIO - p->static_prio - c->prio_offset;
   H(p)->run_avg = (uint32_t)houston_estimate_run_avg(c, i, c->max_run_avg);
-  H(p)->run_avg_timestamp = jiffies32(d);
+  H(p)->run_avg_timestamp = o1_jiffies(d);
 }
 
 /* sim.spawn: like a forked child without a parent: sleep_avg 0 (or as set),
@@ -230,193 +188,81 @@ static void estimate_new_run_avg(const psModel *m, psData *d, psTask *p) {
  * prio, a plain enqueue. */
 static int task_spawn_h(const psModel *m, psData *d, psTask *p) {
   h_task *pt = H(p);
+  psu_links_clear(p);
   p->static_prio = NICE_TO_PRIO(p->nice);
-  pt->sched.last_run = jiffies32(d);
+  pt->sched.last_run = o1_jiffies(d);
   if (p->policy == PS_SCHED_NORMAL) {
     if (!pt->run_avg) estimate_new_run_avg(m, d, p);
-    else pt->run_avg_timestamp = jiffies32(d);
+    else pt->run_avg_timestamp = o1_jiffies(d);
     p->prio = effective_prio(m, p);
   } else {
-    pt->run_avg_timestamp = jiffies32(d);
+    pt->run_avg_timestamp = o1_jiffies(d);
     p->prio = MAX_RT_PRIO - 1 - p->rt_priority;
   }
   p->time_slice = task_timeslice(m, p);
-  __activate_task(m, d, p);
+  o1_activate_plain(m, d, p);
   return p->prio < ps_curr(d, p->cpu)->prio;
-}
-
-static o1_balance_ops balance_ops(const psModel *m) {
-  /* bk4's pull_task preempts equal prios with a longer slice left */
-  o1_balance_ops ops = {1, 1, (int)P(balance_prio_avg), (uint32_t)P(cache_decay_ticks),
-                        (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks),
-                        (uint32_t)P(prio_avg_imbalance)};
-  return ops;
-}
-
-static void rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
-  if (m->ncpu == 1) return;
-  o1_balance_ops ops = balance_ops(m);
-  o1_rebalance_tick(m, d, &ops, cpu, idle);
 }
 
 /* scheduler_tick with the patch: prio_avg every tick, run_avg of the
  * running task, no expired array, fairness_update every FAIRNESS_TICKS. */
 static void tick_h(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
+  o1_runqueue *rq = o1_rq(m, d, cpu);
   psTask *p = ps_curr(d, cpu);
   h_task *pt = H(p);
   rq->prio_avg = houston_update_prio_avg(HC(m), rq->prio_avg, p->prio);
   if (p->is_idle) {
-    rebalance_tick(m, d, cpu, 1);
+    o1_rebalance_tick(m, d, cpu, 1);
     return;
   }
-  if (p->array != rq->active) {
+  if (o1_array(p) != rq->active) {
     ps_resched_cpu(d, cpu);
     goto out;
   }
   if (pt->sched.sleep_avg) pt->sched.sleep_avg--;
   update_run_avg_running(m, d, p);
-  if (rt_task(p)) {
-    if (p->policy == PS_SCHED_RR && !--p->time_slice) {
-      p->time_slice = task_timeslice(m, p);
-      pt->sched.first_time_slice = 0;
-      ps_resched_cpu(d, cpu);
-      dequeue_task(m, d, p);
-      enqueue_task(m, d, p, rq->active);
-    }
+  if (o1_rt_task(p)) {
+    o1_tick_rt(m, d, cpu, p, task_timeslice(m, p));
     goto out;
   }
   if (!--p->time_slice) {
-    dequeue_task(m, d, p);
+    o1_dequeue_task(m, d, p);
     ps_resched_cpu(d, cpu);
-    set_prio(m, d, p, effective_prio(m, p));
+    o1_set_prio(m, d, p, effective_prio(m, p));
     p->time_slice = task_timeslice(m, p);
     pt->sched.first_time_slice = 0;
-    enqueue_task(m, d, p, rq->active);
+    o1_enqueue_task(m, d, p, rq->active);
     ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
   }
 out:
   if (d->jiffies % (uint64_t)P(fairness_ticks) == 0) fairness_update(m, d, cpu);
-  rebalance_tick(m, d, cpu, 0);
-}
-
-static void put_prev_h(const psModel *m, psData *d, psTask *prev) {
-  (void)m;
-  if (!prev->is_idle) H(prev)->sched.last_run = jiffies32(d);
-}
-
-static void deactivate_h(const psModel *m, psData *d, psTask *prev) { deactivate_task(m, d, prev); }
-
-static psTask *pick_next_h(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
-  if (!rq->nr_running && m->ncpu > 1) {
-    o1_balance_ops ops = balance_ops(m);
-    o1_load_balance(m, d, &ops, cpu, 1);
-  }
-  if (!rq->nr_running) return &d->task[d->cpu[cpu].idle];
-  psPrioArray *array = &rq->arrays[rq->active];
-  if (!array->nr_active) {
-    rq->active = !rq->active;
-    array = &rq->arrays[rq->active];
-  }
-  return &d->task[array->head[psu_find_first_bit(array)]];
-}
-
-/* try_to_wake_up as in bk4 (sync: plain enqueue) */
-static int wakeup_h(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  if (sync) o1_sync_fast_migrate(m, d, p, waker);
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
-  if (sync) {
-    __activate_task(m, d, p);
-    return 0;
-  }
-  int requeue_waker = activate_task(m, d, p, waker);
-  int preempt = p->prio < ps_curr(d, p->cpu)->prio;
-  if (requeue_waker) {
-    int array = waker->array;
-    dequeue_task(m, d, waker);
-    set_prio(m, d, waker, effective_prio(m, waker));
-    enqueue_task(m, d, waker, array);
-  }
-  return preempt;
+  o1_rebalance_tick(m, d, cpu, 0);
 }
 
 /* copy_process (bk4) and wake_up_forked_process with the patch */
 static void task_fork_h(const psModel *m, psData *d, psTask *parent, psTask *p) {
   h_task *pt = H(p), *ppt = H(parent);
-  o1_runqueue *rq = RQ(m, d, parent->cpu);
   if (o1_fork_split(d, parent, p)) tick_h(m, d, parent->cpu);
   p->cpu = parent->cpu;
   ppt->sched.sleep_avg = ppt->sched.sleep_avg * (uint32_t)P(parent_penalty) / 100;
   pt->sched.sleep_avg = pt->sched.sleep_avg * (uint32_t)P(child_penalty) / 100;
   estimate_new_run_avg(m, d, p);
   p->prio = effective_prio(m, p);
-  if (parent->array < 0) {
-    __activate_task(m, d, p);
-  } else {
-    p->prio = parent->prio;
-    psPrioArray *array = &rq->arrays[parent->array];
-    psu_insert_before(d->task, ps_index(d, p), ps_index(d, parent), array, parent->array);
-    if (!rt_task(p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
-    rq->nr_running++;
-  }
-}
-
-static void task_exit_h(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  if (parent) o1_sched_exit(p, parent, (int32_t)P(max_timeslice), (uint32_t)P(exit_weight));
+  o1_wake_child_smart(m, d, parent, p);
 }
 
 /* sys_sched_yield with the patch: the worst prio, run_avg up by a quarter,
  * back into the same array. */
 static void yield_h(const psModel *m, psData *d, psTask *p) {
-  int array = p->array;
-  dequeue_task(m, d, p);
-  if (!rt_task(p)) {
-    set_prio(m, d, p, MAX_PRIO - 1);
+  int array = o1_array(p);
+  o1_dequeue_task(m, d, p);
+  if (!o1_rt_task(p)) {
+    o1_set_prio(m, d, p, MAX_PRIO - 1);
     h_task *pt = H(p);
     pt->run_avg += pt->run_avg / 4;
     if (pt->run_avg > (uint32_t)HC(m)->max_run_avg) pt->run_avg = (uint32_t)HC(m)->max_run_avg;
   }
-  enqueue_task(m, d, p, array);
-}
-
-static void set_nice_h(const psModel *m, psData *d, psTask *p, int nice) {
-  if (rt_task(p)) {
-    p->static_prio = NICE_TO_PRIO(nice);
-    return;
-  }
-  int array = p->array;
-  if (array >= 0) dequeue_task(m, d, p);
-  p->static_prio = NICE_TO_PRIO(nice);
-  set_prio(m, d, p, NICE_TO_PRIO(nice));
-  if (array >= 0) {
-    enqueue_task(m, d, p, array);
-    if (ps_curr(d, p->cpu) == p) ps_resched_cpu(d, p->cpu);
-  }
-}
-
-static void set_scheduler_h(const psModel *m, psData *d, psTask *p, int policy, int rt_priority) {
-  int queued = p->array >= 0;
-  if (queued) deactivate_task(m, d, p);
-  p->policy = policy;
-  p->rt_priority = rt_priority;
-  set_prio(m, d, p, policy != PS_SCHED_NORMAL ? MAX_RT_PRIO - 1 - rt_priority : p->static_prio);
-  if (queued) __activate_task(m, d, p);
-}
-
-static void migrate_h(const psModel *m, psData *d, psTask *p, int dest) {
-  o1_balance_ops ops = balance_ops(m);
-  o1_migrate(m, d, &ops, p, dest);
-}
-
-static int dump_h(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
-  return o1_dump(m, d, cpu, MAX_PRIO, out, max);
-}
-
-/* the lru list holds the queued normal tasks; the expired array stays empty */
-static int check_h(const psModel *m, const psData *d, char *err, int errlen) {
-  return o1_check_runqueues(m, d, MAX_PRIO, 1, 0, err, errlen);
+  o1_enqueue_task(m, d, p, array);
 }
 
 static const psParamInfo h_params[] = {
@@ -441,35 +287,107 @@ static const psFieldInfo h_rq_fields[] = {
     RF(nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others"),
 };
 
+/* Every constant of the patch's math, primary and derived (pysched.houston.constants). */
+#define DF(f) {#f, PS_F_I32, offsetof(houston_const, f), "", PS_AT_MODEL},
+static const psFieldInfo h_derived_fields[] = {HOUSTON_PRIMARY_FIELDS(DF) HOUSTON_DERIVED_FIELDS(DF)};
+#undef DF
+
+/* The math as Python sees it (pysched.houston), on the constants of the
+ * model; Python checks each argument's domain first (houston_math.h). */
+static int64_t f_decay_value(const psModel *m, const int64_t *a) {
+  return houston_decay_value(HC(m), (int32_t)a[0], (int32_t)a[1], (int32_t)a[2]);
+}
+static int64_t f_get_increment(const psModel *m, const int64_t *a) {
+  return houston_get_increment(HC(m), (int32_t)a[0], (int32_t)a[1]);
+}
+static int64_t f_effective_prio(const psModel *m, const int64_t *a) {
+  return houston_effective_prio(HC(m), (uint32_t)a[0], (int32_t)a[1], (uint32_t)a[2]);
+}
+static int64_t f_estimate_run_avg(const psModel *m, const int64_t *a) {
+  return houston_estimate_run_avg(HC(m), (int32_t)a[0], (int32_t)a[1]);
+}
+static int64_t f_task_timeslice(const psModel *m, const int64_t *a) {
+  return houston_task_timeslice(HC(m), (int32_t)a[0], (int32_t)a[1], (int)a[2]);
+}
+static int64_t f_update_prio_avg(const psModel *m, const int64_t *a) {
+  return houston_update_prio_avg(HC(m), (uint32_t)a[0], (int32_t)a[1]);
+}
+
+#define I32 2147483647LL
+static const psFormula h_formulas[] = {
+    {"decay_value", "value, delta_time, half_life", 3, {-I32 - 1, -I32 - 1, -I32 - 1},
+     {I32, I32, I32}, f_decay_value, "value * 0.5**(delta_time/half_life) by the patch's shifts"},
+    {"get_increment", "half_life, max", 2, {-I32 - 1, -I32 - 1}, {I32, I32}, f_get_increment,
+     "the per-tick increment that makes a constant runner settle at max"},
+    {"effective_prio", "run_avg, static_prio, sleep_avg", 3, {0, -I32 - 1, 0},
+     {4294967295LL, I32, 4294967295LL}, f_effective_prio, "the patch's logarithmic prio"},
+    {"estimate_run_avg", "prio_diff, max", 2, {-I32 - 1, -I32 - 1}, {I32, I32},
+     f_estimate_run_avg, "run_avg that gives a prio_diff (effective_prio backwards)"},
+    {"task_timeslice", "prio, static_prio, rr", 3, {-I32 - 1, -I32 - 1, 0}, {I32, I32, 1},
+     f_task_timeslice, "timeslice by prio (SCHED_RR by static_prio)"},
+    {"update_prio_avg", "prio_avg, prio", 2, {0, -I32 - 1}, {4294967295LL, I32},
+     f_update_prio_avg, "the runqueue's prio_avg after one tick of a task at prio"},
+};
+
+static const char *const h_headline[] = {"run_avg", "sleep_avg", NULL};
+
+static const o1_family h_fam = {
+    .max_prio = MAX_PRIO,
+    .lru = 1,
+    .expired_used = 0,
+    .p_cache_decay_ticks = H_cache_decay_ticks,
+    .p_max_timeslice = H_max_timeslice,
+    .p_exit_weight = H_exit_weight,
+    .p_pull_equal_prio_preempt = -1,
+    .p_sync_wakeup_credit = -1,
+    .p_setscheduler_activate = -1,
+    .p_balance_prio_avg = H_balance_prio_avg,
+    .effective_prio = effective_prio,
+    .activate_task = activate_task,
+};
+
 _Static_assert(sizeof(h_task) <= PS_TASK_PRIV, "h_task must fit psTask.priv");
 _Static_assert(offsetof(h_task, sched) == 0, "the family's shared fields come first");
 _Static_assert(sizeof(houston_const) <= PS_DERIVED_BYTES, "houston_const must fit psModel.derived");
 _Static_assert(H_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
+_Static_assert(H_prio_avg_imbalance == H_balance_prio_avg + 1, "o1_family reads them as a pair");
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const psPolicy ps_policy_houston = {
     .name = "houston",
+    .doc = "Jim Houston's self-tuning scheduler (2003), on 2.5.64-bk4",
     .params = h_params,
     .nparams = H_NPARAMS,
     .task_fields = h_task_fields,
-    .ntask_fields = (int)(sizeof(h_task_fields) / sizeof(h_task_fields[0])),
+    .ntask_fields = NELEM(h_task_fields),
     .rq_fields = h_rq_fields,
-    .nrq_fields = (int)(sizeof(h_rq_fields) / sizeof(h_rq_fields[0])),
+    .nrq_fields = NELEM(h_rq_fields),
+    .derived_fields = h_derived_fields,
+    .nderived_fields = NELEM(h_derived_fields),
     .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
-    .configure = configure_h,
-    .init_rq = init_rq_h,
-    .task_spawn = task_spawn_h,
-    .task_fork = task_fork_h,
-    .task_exit = task_exit_h,
-    .wakeup = wakeup_h,
-    .put_prev = put_prev_h,
-    .deactivate = deactivate_h,
-    .pick_next = pick_next_h,
-    .tick = tick_h,
-    .yield = yield_h,
-    .set_nice = set_nice_h,
-    .set_scheduler = set_scheduler_h,
-    .migrate = migrate_h,
-    .dump = dump_h,
-    .check = check_h,
+    .headline = h_headline,
+    .queue_columns = o1_queue_columns,
+    .nqueue_columns = NELEM(o1_queue_columns),
+    .formulas = h_formulas,
+    .nformulas = NELEM(h_formulas),
+    .family = &h_fam,
+    .hooks = {
+        .configure = configure_h,
+        .init_rq = o1_init_rq,
+        .task_spawn = task_spawn_h,
+        .task_fork = task_fork_h,
+        .task_exit = o1_task_exit,
+        .wakeup = o1_wakeup,
+        .put_prev = o1_put_prev,
+        .deactivate = o1_deactivate,
+        .pick_next = o1_pick_next,
+        .tick = tick_h,
+        .yield = yield_h,
+        .set_nice = o1_set_nice,
+        .set_scheduler = o1_set_scheduler,
+        .migrate = o1_migrate,
+        .dump = o1_dump,
+        .check = o1_check,
+    },
 };

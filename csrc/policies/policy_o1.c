@@ -1,29 +1,78 @@
 /* The Linux 2.5 O(1) scheduler: 2.5.64, 2.5.64-bk4 and 2.5.65 as one state
- * machine whose version differences are parameters (fact sheet §1).
- * Function names are the kernel's.  `unsigned long` is 32 bits on i386, so
- * jiffies arithmetic and sleep_avg are uint32_t here.  Section references
- * (§n) are to ../shared/reference/kernel-2.5-sched.md. */
+ * machine whose version differences are parameters (fact sheet §1).  What
+ * the family shares with Houston's scheduler is o1_family.c; this file holds
+ * the formulas of §3, activate_task, scheduler_tick with its expired array,
+ * fork's placement and yield.  Function names are the kernel's.  `unsigned
+ * long` is 32 bits on i386, so jiffies arithmetic and sleep_avg are uint32_t
+ * here.  Section references (§n) are to ../shared/reference/kernel-2.5-sched.md. */
 #include <stdio.h>
-#include <string.h>
 
-#include "balance_o1.h"
-#include "engine_internal.h"
-#include "policy_o1.h"
-#include "prio_array.h"
+#include "o1_family.h"
 
-#define MAX_RT_PRIO 100
+#define MAX_RT_PRIO O1_MAX_RT_PRIO
 #define MAX_PRIO 140
 #define MAX_USER_PRIO 40
 #define NICE_TO_PRIO(n) (MAX_RT_PRIO + (n) + 20)
 
+/* The parameters, in table order (one X-macro list in policy_o1.c). */
+#define O1_PARAMS(X)                                                                            \
+  X(max_timeslice, 300, 1, 1000000, 1, "ticks",                                                  \
+    "MAX_TIMESLICE: timeslice of nice -20 (300 ms in 2.5.64, 200 ms from bk4)")                  \
+  X(min_timeslice, 10, 1, 1000000, 1, "ticks", "MIN_TIMESLICE: timeslice of nice +19 (10 ms)")   \
+  X(max_sleep_avg, 2000, 1, 1000000, 1, "ticks",                                                 \
+    "MAX_SLEEP_AVG: ceiling of sleep_avg (2*HZ in 2.5.64, 10*HZ from bk4)")                      \
+  X(starvation_limit, 2000, 0, 1000000, 1, "ticks",                                              \
+    "STARVATION_LIMIT: expired-array wait per runnable task before interactive tasks expire too") \
+  X(prio_bonus_ratio, 25, 0, 100, 0, "%",                                                        \
+    "PRIO_BONUS_RATIO: share of the 40 nice levels that sleep_avg may move the priority")        \
+  X(interactive_delta, 2, -40, 40, 0, "levels", "INTERACTIVE_DELTA of TASK_INTERACTIVE")         \
+  X(child_penalty, 95, 0, 100, 0, "%", "CHILD_PENALTY: child keeps this share of sleep_avg")     \
+  X(parent_penalty, 100, 0, 100, 0, "%", "PARENT_PENALTY: parent keeps this share at fork")      \
+  X(exit_weight, 3, 0, 1000, 0, "",                                                              \
+    "EXIT_WEIGHT: weight of the parent's sleep_avg when a CPU-hog child is reaped")              \
+  X(sleep_credit_rt, 0, 0, 1, 0, "bool",                                                         \
+    "credit sleep to real-time tasks too (bk4); 0: normal tasks only (2.5.64)")                  \
+  X(sleep_credit_minus_one, 0, 0, 1, 0, "bool",                                                  \
+    "credit now - last_run - 1, only if > 0 (2.5.65, C4); 0: now - last_run if != 0")            \
+  X(wakeup_prio_if_changed, 0, 0, 1, 0, "bool",                                                  \
+    "recompute prio at wakeup only if sleep_avg changed (bk4); 0: whenever credited (2.5.64)")   \
+  X(waker_bonus, 0, 0, 1, 0, "bool",                                                             \
+    "back-boost: a process-context waker gets the wakee's sleep_avg overflow and is requeued "   \
+    "(Linus, bk4)")                                                                              \
+  X(sync_wakeup_credit, 1, 0, 1, 0, "bool",                                                      \
+    "a sync wakeup is a normal wakeup (2.5.64); 0: plain enqueue, no credit, no preemption (bk4)") \
+  X(pull_equal_prio_preempt, 0, 0, 1, 0, "bool",                                                 \
+    "pull_task also preempts an equal-prio task with a shorter slice left (bk4)")                 \
+  X(child_placement, 0, 0, 1, 0, "enum",                                                         \
+    "0: a forked child is activated at the tail of its prio list (2.5.64); 1: it takes the "     \
+    "parent's prio and is queued just before the parent (SMART_WAKE_CHILD, bk4)")                \
+  X(tick_decay_rt, 0, 0, 1, 0, "bool",                                                           \
+    "the tick decays every task's sleep_avg before the RT branch (bk4); 0: normal tasks only")   \
+  X(fork_penalize_rt, 0, 0, 1, 0, "bool",                                                        \
+    "fork penalties apply to real-time tasks too (bk4); 0: skipped for them (2.5.64)")           \
+  X(setscheduler_activate, 1, 0, 1, 0, "bool",                                                   \
+    "setscheduler requeues by a full activation that credits sleep (2.5.64); 0: plain enqueue")  \
+  X(starvation_limit_guard, 0, 0, 1, 0, "bool",                                                  \
+    "STARVATION_LIMIT = 0 turns the starvation check off (bk4); 0: it means 1 tick (2.5.64)")   \
+  O1_BALANCE_PARAMS(X)
 
+enum {
+#define O1_ENUM(name, ...) O1_##name,
+  O1_PARAMS(O1_ENUM)
+#undef O1_ENUM
+  O1_NPARAMS
+};
 
 #define P(name) (m->param[O1_##name])
 
+/* Per-task fields (in psTask.priv). */
+typedef struct o1_task {
+  o1_sched sched;            /* what the family shares (o1_family.h) */
+  int64_t nr_expired;        /* slice expiries into the expired array */
+  int64_t nr_reinserted;     /* slice expiries reinserted into the active array */
+} o1_task;
+
 static inline o1_task *O1(psTask *p) { return (o1_task *)p->priv; }
-static inline o1_runqueue *RQ(const psModel *m, const psData *d, int cpu) { return o1_runqueue_of(m, d, cpu); }
-static inline int rt_task(const psTask *p) { return p->prio < MAX_RT_PRIO; }
-static inline uint32_t jiffies32(const psData *d) { return (uint32_t)d->jiffies; }
 
 /* ---- formulas (§3) ---- */
 
@@ -42,7 +91,7 @@ static int effective_prio_of(const psModel *m, int static_prio, uint32_t sleep_a
 /* effective_prio(p): RT tasks keep their prio (bk4 returns early; 2.5.64's
  * callers skip RT tasks, which comes to the same). */
 static int effective_prio(const psModel *m, psTask *p) {
-  if (rt_task(p)) return p->prio;
+  if (o1_rt_task(p)) return p->prio;
   return effective_prio_of(m, p->static_prio, O1(p)->sched.sleep_avg);
 }
 
@@ -69,43 +118,18 @@ static int expired_starving(const psModel *m, uint32_t ts, uint32_t now, uint32_
   return ts && now - ts >= limit * nr_running + 1;
 }
 
-int ps_o1_effective_prio(const psModel *m, int static_prio, uint32_t sleep_avg) {
-  return effective_prio_of(m, static_prio, sleep_avg);
+/* The formulas as Python sees them (pysched.o1). */
+static int64_t f_effective_prio(const psModel *m, const int64_t *a) {
+  return effective_prio_of(m, (int)a[0], (uint32_t)a[1]);
 }
-int ps_o1_task_timeslice(const psModel *m, int static_prio) { return task_timeslice_of(m, static_prio); }
-int ps_o1_task_interactive(const psModel *m, int prio, int static_prio) {
-  return task_interactive_of(m, prio, static_prio);
+static int64_t f_task_timeslice(const psModel *m, const int64_t *a) {
+  return task_timeslice_of(m, (int)a[0]);
 }
-int ps_o1_expired_starving(const psModel *m, uint32_t ts, uint32_t now, uint32_t nr_running) {
-  return expired_starving(m, ts, now, nr_running);
+static int64_t f_task_interactive(const psModel *m, const int64_t *a) {
+  return task_interactive_of(m, (int)a[0], (int)a[1]);
 }
-
-static void set_prio(const psModel *m, psData *d, psTask *p, int prio) {
-  if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
-  p->prio = prio;
-}
-
-/* ---- runqueue primitives (§4) ---- */
-
-static void enqueue_task(const psModel *m, psData *d, psTask *p, int array) {
-  psu_enqueue_task(d->task, ps_index(d, p), &RQ(m, d, p->cpu)->arrays[array], array, 0);
-}
-
-static void dequeue_task(const psModel *m, psData *d, psTask *p) {
-  psu_dequeue_task(d->task, ps_index(d, p), &RQ(m, d, p->cpu)->arrays[p->array], 0);
-}
-
-static void __activate_task(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  enqueue_task(m, d, p, rq->active);
-  rq->nr_running++;
-}
-
-static void deactivate_task(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  rq->nr_running--;
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
-  dequeue_task(m, d, p);
+static int64_t f_expired_starving(const psModel *m, const int64_t *a) {
+  return expired_starving(m, (uint32_t)a[0], (uint32_t)a[1], (uint32_t)a[2]);
 }
 
 /* activate_task (§5.5): credit the sleep since last_run, maybe back-boost
@@ -113,7 +137,7 @@ static void deactivate_task(const psModel *m, psData *d, psTask *p) {
  * requeue_waker. */
 static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) {
   o1_task *pt = O1(p);
-  uint32_t now = jiffies32(d);
+  uint32_t now = o1_jiffies(d);
   uint32_t max = (uint32_t)P(max_sleep_avg);
   int requeue_waker;
   uint32_t credit;
@@ -124,17 +148,17 @@ static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) 
   } else {
     credit = now - pt->sched.last_run;
   }
-  if (!credit || (!P(sleep_credit_rt) && rt_task(p))) {
-    __activate_task(m, d, p);
+  if (!credit || (!P(sleep_credit_rt) && o1_rt_task(p))) {
+    o1_activate_plain(m, d, p);
     return 0;
   }
   uint32_t sleep_avg = o1_credit_sleep(m, d, p, waker, credit, max, (int)P(waker_bonus),
                                        &requeue_waker);
   if (!P(wakeup_prio_if_changed) || pt->sched.sleep_avg != sleep_avg) {
     pt->sched.sleep_avg = sleep_avg;
-    set_prio(m, d, p, effective_prio(m, p));
+    o1_set_prio(m, d, p, effective_prio(m, p));
   }
-  __activate_task(m, d, p);
+  o1_activate_plain(m, d, p);
   return requeue_waker;
 }
 
@@ -149,81 +173,51 @@ static int configure_o1(psModel *m, char *err, int errlen) {
   return 0;
 }
 
-static void init_rq_o1(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
-  memset(rq, 0, sizeof(*rq));
-  psu_array_init(&rq->arrays[0], MAX_PRIO);
-  psu_array_init(&rq->arrays[1], MAX_PRIO);
-}
-
-static void init_static(psTask *p) {
-  p->static_prio = NICE_TO_PRIO(p->nice);
-  p->prio = p->policy == PS_SCHED_NORMAL ? p->static_prio : MAX_RT_PRIO - 1 - p->rt_priority;
-}
-
 /* sim.spawn: sleep_avg 0 (or as the caller set it), a full timeslice,
  * prio = effective_prio, then a plain enqueue; preempt the CPU's task if the
  * new one has a better prio. */
 static int task_spawn_o1(const psModel *m, psData *d, psTask *p) {
-  o1_task *pt = O1(p);
-  init_static(p);
-  pt->sched.last_run = jiffies32(d);
+  psu_links_clear(p);
+  p->static_prio = NICE_TO_PRIO(p->nice);
+  p->prio = p->policy == PS_SCHED_NORMAL ? p->static_prio : MAX_RT_PRIO - 1 - p->rt_priority;
+  O1(p)->sched.last_run = o1_jiffies(d);
   p->time_slice = task_timeslice(m, p);
   p->prio = effective_prio(m, p);
-  __activate_task(m, d, p);
+  o1_activate_plain(m, d, p);
   return p->prio < ps_curr(d, p->cpu)->prio;
-}
-
-static o1_balance_ops balance_ops(const psModel *m) {
-  o1_balance_ops ops = {0, (int)P(pull_equal_prio_preempt), 0, (uint32_t)P(cache_decay_ticks),
-                        (uint32_t)P(idle_rebalance_ticks), (uint32_t)P(busy_rebalance_ticks), 0};
-  return ops;
-}
-
-static void rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
-  if (m->ncpu == 1) return;
-  o1_balance_ops ops = balance_ops(m);
-  o1_rebalance_tick(m, d, &ops, cpu, idle);
 }
 
 /* scheduler_tick (§5.1), charged to the CPU's current task. */
 static void tick_o1(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
+  o1_runqueue *rq = o1_rq(m, d, cpu);
   psTask *p = ps_curr(d, cpu);
   o1_task *pt = O1(p);
   if (p->is_idle) {
-    rebalance_tick(m, d, cpu, 1);
+    o1_rebalance_tick(m, d, cpu, 1);
     return;
   }
-  if (p->array != rq->active) {
+  if (o1_array(p) != rq->active) {
     /* expired or yielded, not yet switched out */
     ps_resched_cpu(d, cpu);
     goto out;
   }
   if (P(tick_decay_rt) && pt->sched.sleep_avg) pt->sched.sleep_avg--;
-  if (rt_task(p)) {
-    /* SCHED_RR: round-robin at the tail of its list; SCHED_FIFO: nothing */
-    if (p->policy == PS_SCHED_RR && !--p->time_slice) {
-      p->time_slice = task_timeslice(m, p);
-      pt->sched.first_time_slice = 0;
-      ps_resched_cpu(d, cpu);
-      dequeue_task(m, d, p);
-      enqueue_task(m, d, p, rq->active);
-    }
+  if (o1_rt_task(p)) {
+    o1_tick_rt(m, d, cpu, p, task_timeslice(m, p));
     goto out;
   }
   if (!P(tick_decay_rt) && pt->sched.sleep_avg) pt->sched.sleep_avg--;
   if (!--p->time_slice) {
-    dequeue_task(m, d, p);
+    o1_dequeue_task(m, d, p);
     ps_resched_cpu(d, cpu);
-    set_prio(m, d, p, effective_prio(m, p));
+    o1_set_prio(m, d, p, effective_prio(m, p));
     p->time_slice = task_timeslice(m, p);
     pt->sched.first_time_slice = 0;
     int interactive = task_interactive_of(m, p->prio, p->static_prio);
-    int starving = expired_starving(m, rq->expired_timestamp, jiffies32(d), rq->nr_running);
+    int starving = expired_starving(m, rq->expired_timestamp, o1_jiffies(d), rq->nr_running);
     if (!interactive || starving) {
-      if (!rq->expired_timestamp) rq->expired_timestamp = jiffies32(d);
-      enqueue_task(m, d, p, !rq->active);
+      if (!rq->expired_timestamp) rq->expired_timestamp = o1_jiffies(d);
+      o1_enqueue_task(m, d, p, !rq->active);
       pt->nr_expired++;
       if (interactive) {
         d->warn[PS_WARN_STARVING]++;
@@ -231,148 +225,38 @@ static void tick_o1(const psModel *m, psData *d, int cpu) {
       }
       ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 1);
     } else {
-      enqueue_task(m, d, p, rq->active);
+      o1_enqueue_task(m, d, p, rq->active);
       pt->nr_reinserted++;
       ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
     }
   }
 out:
-  rebalance_tick(m, d, cpu, 0);
-}
-
-/* schedule(), step 1: prev->sched.last_run = jiffies on every entry. */
-static void put_prev_o1(const psModel *m, psData *d, psTask *prev) {
-  (void)m;
-  if (!prev->is_idle) O1(prev)->sched.last_run = jiffies32(d);
-}
-
-static void deactivate_o1(const psModel *m, psData *d, psTask *prev) { deactivate_task(m, d, prev); }
-
-/* schedule(), steps 3-5 (§5.2). */
-static psTask *pick_next_o1(const psModel *m, psData *d, int cpu) {
-  o1_runqueue *rq = RQ(m, d, cpu);
-  if (!rq->nr_running && m->ncpu > 1) {
-    o1_balance_ops ops = balance_ops(m);
-    o1_load_balance(m, d, &ops, cpu, 1);
-  }
-  if (!rq->nr_running) {
-    rq->expired_timestamp = 0;
-    return &d->task[d->cpu[cpu].idle];
-  }
-  psPrioArray *array = &rq->arrays[rq->active];
-  if (!array->nr_active) {
-    rq->active = !rq->active;
-    array = &rq->arrays[rq->active];
-    rq->expired_timestamp = 0;
-    rq->nr_array_switches++;
-    ps_log(m, d, PS_EVT_ARRAY_SWITCH, cpu, NULL, -1, 0, rq->nr_array_switches);
-  }
-  int idx = psu_find_first_bit(array);
-  return &d->task[array->head[idx]];
-}
-
-/* try_to_wake_up, steps 2-4 and 6 (§5.4). */
-static int wakeup_o1(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  if (sync) o1_sync_fast_migrate(m, d, p, waker);
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
-  if (sync && !P(sync_wakeup_credit)) {
-    __activate_task(m, d, p);
-    return 0;
-  }
-  int requeue_waker = activate_task(m, d, p, waker);
-  int preempt = p->prio < ps_curr(d, p->cpu)->prio;
-  if (requeue_waker) {
-    /* the waker drops to the tail of its (new) prio list in the same array */
-    int array = waker->array;
-    dequeue_task(m, d, waker);
-    set_prio(m, d, waker, effective_prio(m, waker));
-    enqueue_task(m, d, waker, array);
-  }
-  return preempt;
+  o1_rebalance_tick(m, d, cpu, 0);
 }
 
 /* copy_process's slice split and wake_up_forked_process (§5.6). */
 static void task_fork_o1(const psModel *m, psData *d, psTask *parent, psTask *p) {
   o1_task *pt = O1(p), *ppt = O1(parent);
-  o1_runqueue *rq = RQ(m, d, parent->cpu);
   pt->nr_expired = pt->nr_reinserted = 0;
   if (o1_fork_split(d, parent, p)) tick_o1(m, d, parent->cpu);
   p->cpu = parent->cpu;
-  if (P(fork_penalize_rt) || !rt_task(p)) {
+  if (P(fork_penalize_rt) || !o1_rt_task(p)) {
     ppt->sched.sleep_avg = ppt->sched.sleep_avg * (uint32_t)P(parent_penalty) / 100;
     pt->sched.sleep_avg = pt->sched.sleep_avg * (uint32_t)P(child_penalty) / 100;
     p->prio = effective_prio(m, p);
   }
-  if (!P(child_placement)) {
-    /* a fork is not a wakeup by a waker: no back-boost of the parent */
-    activate_task(m, d, p, NULL);
-  } else if (parent->array < 0) {
-    __activate_task(m, d, p);
-  } else {
-    /* SMART_WAKE_CHILD: the parent's prio, just before the parent */
-    p->prio = parent->prio;
-    psu_insert_before(d->task, ps_index(d, p), ps_index(d, parent),
-                      &rq->arrays[parent->array], parent->array);
-    rq->nr_running++;
-  }
-}
-
-/* sched_exit (§5.7), when the zombie p is reaped. */
-static void task_exit_o1(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  if (parent) o1_sched_exit(p, parent, (int32_t)P(max_timeslice), (uint32_t)P(exit_weight));
-}
-
-/* sys_sched_yield (§5.8). */
-static void yield_o1(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = RQ(m, d, p->cpu);
-  int array = p->array;
-  dequeue_task(m, d, p);
-  enqueue_task(m, d, p, rt_task(p) ? array : !rq->active);
-}
-
-/* set_user_nice (§5.9). */
-static void set_nice_o1(const psModel *m, psData *d, psTask *p, int nice) {
-  if (rt_task(p)) {
-    p->static_prio = NICE_TO_PRIO(nice);
-    return;
-  }
-  int array = p->array;
-  if (array >= 0) dequeue_task(m, d, p);
-  p->static_prio = NICE_TO_PRIO(nice);
-  set_prio(m, d, p, NICE_TO_PRIO(nice));
-  if (array >= 0) {
-    enqueue_task(m, d, p, array);
-    /* "raised priority" compares with the updated static_prio: never true */
-    if (ps_curr(d, p->cpu) == p) ps_resched_cpu(d, p->cpu);
-  }
-}
-
-/* setscheduler (§5.9): no preemption check. */
-static void set_scheduler_o1(const psModel *m, psData *d, psTask *p, int policy, int rt_priority) {
-  int queued = p->array >= 0;
-  if (queued) deactivate_task(m, d, p);
-  p->policy = policy;
-  p->rt_priority = rt_priority;
-  set_prio(m, d, p, policy != PS_SCHED_NORMAL ? MAX_RT_PRIO - 1 - rt_priority : p->static_prio);
-  if (!queued) return;
-  if (P(setscheduler_activate))
-    activate_task(m, d, p, NULL);
+  if (P(child_placement))
+    o1_wake_child_smart(m, d, parent, p);
   else
-    __activate_task(m, d, p);
+    activate_task(m, d, p, NULL);  /* a fork is not a wakeup by a waker: no back-boost */
 }
 
-static void migrate_o1(const psModel *m, psData *d, psTask *p, int dest) {
-  o1_balance_ops ops = balance_ops(m);
-  o1_migrate(m, d, &ops, p, dest);
-}
-
-static int dump_o1(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
-  return o1_dump(m, d, cpu, MAX_PRIO, out, max);
-}
-
-static int check_o1(const psModel *m, const psData *d, char *err, int errlen) {
-  return o1_check_runqueues(m, d, MAX_PRIO, 0, 1, err, errlen);
+/* sys_sched_yield (§5.8): a normal task to the expired array. */
+static void yield_o1(const psModel *m, psData *d, psTask *p) {
+  o1_runqueue *rq = o1_rq(m, d, p->cpu);
+  int array = o1_array(p);
+  o1_dequeue_task(m, d, p);
+  o1_enqueue_task(m, d, p, o1_rt_task(p) ? array : !rq->active);
 }
 
 /* ---- tables ---- */
@@ -400,34 +284,74 @@ static const psFieldInfo o1_rq_fields[] = {
     RF(nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others"),
 };
 
+#define U32MAX 4294967295LL
+static const psFormula o1_formulas[] = {
+    {"effective_prio", "static_prio, sleep_avg", 2, {100, 0}, {139, U32MAX}, f_effective_prio,
+     "prio of a normal task: static_prio minus a -5..+5 bonus from sleep_avg"},
+    {"task_timeslice", "static_prio", 1, {100}, {139}, f_task_timeslice,
+     "timeslice in ticks: MIN + (MAX - MIN) * (139 - static_prio) / 39"},
+    {"task_interactive", "prio, static_prio", 2, {0, 100}, {140, 139}, f_task_interactive,
+     "TASK_INTERACTIVE: prio <= static_prio - DELTA(nice)"},
+    {"expired_starving", "expired_timestamp, jiffies, nr_running", 3, {0, 0, 0},
+     {U32MAX, U32MAX, U32MAX}, f_expired_starving,
+     "EXPIRED_STARVING: the expired array has waited STARVATION_LIMIT * nr_running + 1 ticks"},
+};
+
+static const char *const o1_headline[] = {"sleep_avg", NULL};
+
+static const o1_family o1_fam = {
+    .max_prio = MAX_PRIO,
+    .lru = 0,
+    .expired_used = 1,
+    .p_cache_decay_ticks = O1_cache_decay_ticks,
+    .p_max_timeslice = O1_max_timeslice,
+    .p_exit_weight = O1_exit_weight,
+    .p_pull_equal_prio_preempt = O1_pull_equal_prio_preempt,
+    .p_sync_wakeup_credit = O1_sync_wakeup_credit,
+    .p_setscheduler_activate = O1_setscheduler_activate,
+    .p_balance_prio_avg = -1,
+    .effective_prio = effective_prio,
+    .activate_task = activate_task,
+};
+
 _Static_assert(sizeof(o1_task) <= PS_TASK_PRIV, "o1_task must fit psTask.priv");
 _Static_assert(offsetof(o1_task, sched) == 0, "the family's shared fields come first");
 _Static_assert(O1_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const psPolicy ps_policy_o1 = {
     .name = "o1",
+    .doc = "the Linux 2.5 O(1) scheduler (2.5.64, 2.5.64-bk4, 2.5.65)",
     .params = o1_params,
     .nparams = O1_NPARAMS,
     .task_fields = o1_task_fields,
-    .ntask_fields = (int)(sizeof(o1_task_fields) / sizeof(o1_task_fields[0])),
+    .ntask_fields = NELEM(o1_task_fields),
     .rq_fields = o1_rq_fields,
-    .nrq_fields = (int)(sizeof(o1_rq_fields) / sizeof(o1_rq_fields[0])),
+    .nrq_fields = NELEM(o1_rq_fields),
     .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
-    .configure = configure_o1,
-    .init_rq = init_rq_o1,
-    .task_spawn = task_spawn_o1,
-    .task_fork = task_fork_o1,
-    .task_exit = task_exit_o1,
-    .wakeup = wakeup_o1,
-    .put_prev = put_prev_o1,
-    .deactivate = deactivate_o1,
-    .pick_next = pick_next_o1,
-    .tick = tick_o1,
-    .yield = yield_o1,
-    .set_nice = set_nice_o1,
-    .set_scheduler = set_scheduler_o1,
-    .migrate = migrate_o1,
-    .dump = dump_o1,
-    .check = check_o1,
+    .headline = o1_headline,
+    .queue_columns = o1_queue_columns,
+    .nqueue_columns = NELEM(o1_queue_columns),
+    .formulas = o1_formulas,
+    .nformulas = NELEM(o1_formulas),
+    .family = &o1_fam,
+    .hooks = {
+        .configure = configure_o1,
+        .init_rq = o1_init_rq,
+        .task_spawn = task_spawn_o1,
+        .task_fork = task_fork_o1,
+        .task_exit = o1_task_exit,
+        .wakeup = o1_wakeup,
+        .put_prev = o1_put_prev,
+        .deactivate = o1_deactivate,
+        .pick_next = o1_pick_next,
+        .tick = tick_o1,
+        .yield = yield_o1,
+        .set_nice = o1_set_nice,
+        .set_scheduler = o1_set_scheduler,
+        .migrate = o1_migrate,
+        .dump = o1_dump,
+        .check = o1_check,
+    },
 };

@@ -3,7 +3,8 @@
  * Lists are linked by task index rather than pointer, so a state can be
  * copied with memcpy.  The bit at max_prio is always set (the kernel's
  * delimiter bit), so find-first-bit on an empty array returns max_prio.
- * The optional second list is Houston's least-recently-run list (lru_list). */
+ * The optional second list is Houston's least-recently-run list (lru_list).
+ * A task's links are the first thing in its psTask.priv (psPrioLinks). */
 #ifndef PS_PRIO_ARRAY_H
 #define PS_PRIO_ARRAY_H
 #include <stdint.h>
@@ -12,6 +13,23 @@
 
 #define PS_PRIO_LEVELS 192 /* room for Houston's 180 priorities plus the delimiter */
 #define PS_BITMAP_WORDS (PS_PRIO_LEVELS / 64)
+
+/* A task's place in the arrays, at the start of its policy area. */
+typedef struct psPrioLinks {
+  int32_t array;              /* priority array it is queued in: -1 none, else 0/1 */
+  int32_t run_next, run_prev; /* links of its priority list (task indices) */
+  int32_t lru_next, lru_prev; /* links of the lru list */
+} psPrioLinks;
+
+static inline psPrioLinks *psu_links(psTask *tasks, int32_t i) { return (psPrioLinks *)tasks[i].priv; }
+static inline const psPrioLinks *psu_links_const(const psTask *t) {
+  return (const psPrioLinks *)t->priv;
+}
+/* Not queued, no links (a new or forked task). */
+static inline void psu_links_clear(psTask *t) {
+  psPrioLinks *l = (psPrioLinks *)t->priv;
+  l->array = l->run_next = l->run_prev = l->lru_next = l->lru_prev = -1;
+}
 
 typedef struct psPrioArray {
   int32_t nr_active;
@@ -24,7 +42,7 @@ typedef struct psPrioArray {
 void psu_array_init(psPrioArray *a, int max_prio);
 
 /* enqueue_task: append t (index i) at the tail of its prio list; with lru,
- * also at the tail of the lru list.  `id` is stored in t->array. */
+ * also at the tail of the lru list.  `id` is stored in its links' array. */
 void psu_enqueue_task(psTask *tasks, int32_t i, psPrioArray *a, int32_t id, int lru);
 
 /* Link t just before task `before` in before's prio list (fork's

@@ -1,0 +1,243 @@
+/* The syscalls: the one path by which a task acts on the machine, whether
+ * its program asks (the interpreter returns a request, program.h) or
+ * Python does between steps (renice, setscheduler, set_cpus_allowed). */
+#include <stdio.h>
+
+#include "engine_internal.h"
+
+/* A jiffy timer: it expires at the first tick at least ns after now, and
+ * never at the current tick, whose timers have already run. */
+static void do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
+  uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
+  if (j <= d->jiffies) j = d->jiffies + 1;
+  p->state = PS_TASK_INTERRUPTIBLE;
+  ps_push_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, ps_index(d, p));
+}
+
+static void do_io(psData *d, psTask *p, int64_t ns) {
+  p->state = PS_TASK_UNINTERRUPTIBLE;
+  ps_push_event(d, d->now_ns + ns, PS_EV_IO, ps_index(d, p));
+}
+
+/* Take a post, or block on the channel's FIFO of waiters; 1 if blocked. */
+static int do_wait(psData *d, psTask *p, int chan) {
+  psChannel *c = &d->chan[chan];
+  if (c->count > 0) {
+    c->count--;
+    return 0;
+  }
+  int32_t i = ps_index(d, p);
+  p->state = PS_TASK_INTERRUPTIBLE;
+  p->wait_chan = chan;
+  p->wait_next = -1;
+  if (c->tail >= 0)
+    d->task[c->tail].wait_next = i;
+  else
+    c->head = i;
+  c->tail = i;
+  return 1;
+}
+
+void ps_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
+  psChannel *c = &d->chan[chan];
+  if (c->head < 0) {
+    c->count++;
+    return;
+  }
+  psTask *w = &d->task[c->head];
+  c->head = w->wait_next;
+  if (c->head < 0) c->tail = -1;
+  w->wait_chan = -1;
+  w->wait_next = -1;
+  ps_try_to_wake_up(m, d, w, PS_TASK_INTERRUPTIBLE, waker, sync);
+}
+
+/* fork one child of d->task[ti] running prog; 0, or -1 after ps_fail. */
+static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
+  if (prog >= m->nprogs) {
+    ps_fail(d, "pid %d forks program %d, which does not exist", d->task[ti].pid, prog);
+    return -1;
+  }
+  if (d->nlive >= m->max_tasks) {
+    ps_fail(d, "fork by pid %d failed: task limit reached (max_tasks=%d live tasks)",
+            d->task[ti].pid, m->max_tasks);
+    return -1;
+  }
+  psTask *c = ps_new_task(m, d, prog);  /* may move the task array */
+  if (!c) return -1;
+  psTask *p = &d->task[ti];
+  psTask fresh = *c;
+  /* copy_process: the child is a struct copy of the parent (the policy's
+   * area included) ... */
+  *c = *p;
+  /* ... with its own identity, program, counters and stream, not queued */
+  c->pid = fresh.pid;
+  c->ppid = p->pid;
+  c->ps = fresh.ps;
+  c->burst_left_ns = 0;
+  c->wait_chan = c->wait_next = -1;
+  c->migrate_to = -1;
+  c->on_rq = 0;
+  c->rng = fresh.rng;
+  c->acct = PS_ACCT_WAIT;
+  c->since_ns = d->now_ns;
+  c->cpu_ns = c->wait_ns = c->sleep_ns = c->cpu_ticks = 0;
+  c->nvcsw = c->nivcsw = c->nr_wakeups = c->nr_migrations = 0;
+  c->lat_count = c->lat_sum_ns = c->lat_max_ns = 0;
+  c->woken_ns = -1;
+  c->start_ns = d->now_ns;
+  c->exit_ns = -1;
+  c->state = PS_TASK_RUNNING;
+  d->nr_forks++;
+  m->hooks.task_fork(m, d, p, c);
+  c->on_rq = 1;
+  ps_log(m, d, PS_EVT_FORK, c->cpu, c, p->pid, c->prio, 0);
+  /* do_fork: let the child run first (set_need_resched on the parent) */
+  ps_resched_cpu(d, p->cpu);
+  return 0;
+}
+
+/* The zombie is reaped at once (its parent is taken to wait promptly), so
+ * sched_exit runs now, with the child's state as it exits. */
+static void do_exit(const psModel *m, psData *d, psTask *p) {
+  psTask *parent = ps_task_by_pid(m, d, p->ppid);
+  if (parent && parent->exit_ns >= 0) parent = NULL;
+  p->state = PS_TASK_ZOMBIE;
+  m->hooks.task_exit(m, d, p, parent);
+  ps_log(m, d, PS_EVT_EXIT, p->cpu, p, parent ? parent->pid : -1, p->prio, 0);
+  p->exit_ns = d->now_ns;
+  d->nlive--;
+  d->nr_exits++;
+  ps_resched_cpu(d, p->cpu);
+}
+
+static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
+  t->cpus_allowed = mask;
+  if (t->cpus_allowed >> t->cpu & 1) {
+    t->migrate_to = -1;
+    return;
+  }
+  /* set_cpus_allowed: to the lowest allowed CPU */
+  int dest = __builtin_ctzll(t->cpus_allowed);
+  if (d->cpu[t->cpu].curr == ps_index(d, t)) {
+    t->migrate_to = dest;
+    ps_resched_cpu(d, t->cpu);
+  } else {
+    m->hooks.migrate(m, d, t, dest);
+  }
+}
+
+/* Carry out sc for task ti.  Returns 1 when the task stops running its
+ * program for now (it computes, blocks, exits or yields), 0 when it goes
+ * on, -1 after ps_fail. */
+static int dispatch(const psModel *m, psData *d, int32_t ti, const psSyscall *sc) {
+  psTask *p = &d->task[ti];
+  switch (sc->kind) {
+    case PS_SYS_NONE:
+      return 0;
+    case PS_SYS_RUN:
+      p->burst_left_ns = sc->ns;
+      return sc->ns > 0;
+    case PS_SYS_SLEEP:
+      do_sleep(m, d, p, sc->ns);
+      ps_resched_cpu(d, p->cpu);
+      return 1;
+    case PS_SYS_IO:
+      do_io(d, p, sc->ns);
+      ps_resched_cpu(d, p->cpu);
+      return 1;
+    case PS_SYS_WAIT:
+      if (!do_wait(d, p, sc->arg)) return 0;
+      ps_resched_cpu(d, p->cpu);
+      return 1;
+    case PS_SYS_POST:
+      ps_post(m, d, sc->arg, p, sc->arg2);
+      return 0;
+    case PS_SYS_FORK:
+      return do_fork(m, d, ti, sc->arg);
+    case PS_SYS_EXIT:
+      do_exit(m, d, p);
+      return 1;
+    case PS_SYS_YIELD:
+      m->hooks.yield(m, d, p);
+      ps_resched_cpu(d, p->cpu);
+      return 1;
+    case PS_SYS_NICE:
+      /* set_user_nice: `if (TASK_NICE(p) == nice ...) return;` */
+      if (p->nice == sc->arg) return 0;
+      m->hooks.set_nice(m, d, p, sc->arg);
+      p->nice = sc->arg;
+      return 0;
+    case PS_SYS_SETSCHED:
+      m->hooks.set_scheduler(m, d, p, sc->arg, sc->arg2);
+      return 0;
+    default: /* PS_SYS_AFFINITY */
+      do_affinity(m, d, p, sc->mask);
+      return 0;
+  }
+}
+
+void ps_run_program(const psModel *m, psData *d, int32_t ti) {
+  int cpu = d->task[ti].cpu;
+  while (!d->failed) {
+    ps_count_action(d);
+    if (d->failed) return;
+    psTask *p = &d->task[ti];
+    psSyscall sc = psu_program_next(m->ops, &m->progs[p->ps.prog], &p->ps, &p->rng);
+    int rc = dispatch(m, d, ti, &sc);
+    if (rc < 0) {
+      /* a failed fork is retried when the run resumes */
+      if (sc.kind == PS_SYS_FORK) psu_program_unfork(&d->task[ti].ps);
+      return;
+    }
+    if (rc) return;
+    /* a syscall that asked for a reschedule returns through schedule() */
+    if (d->cpu[cpu].need_resched) return;
+  }
+}
+
+int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall *sc, char *err,
+                           int errlen) {
+  psTask *t = ps_task_by_pid(m, d, pid);
+  if (!t) {
+    snprintf(err, errlen, "no task with pid %d (pids are 1..%d)", pid, d->ntask - m->ncpu);
+    return -1;
+  }
+  if (t->exit_ns >= 0) {
+    snprintf(err, errlen, "task %d has exited", pid);
+    return -1;
+  }
+  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+  psSyscall req = *sc;
+  switch (sc->kind) {
+    case PS_SYS_NICE:
+      if (sc->arg < -20 || sc->arg > 19) {
+        snprintf(err, errlen, "nice=%d is outside the allowed range -20..19", sc->arg);
+        return -1;
+      }
+      break;
+    case PS_SYS_SETSCHED:
+      if (sc->arg < PS_SCHED_NORMAL || sc->arg > PS_SCHED_RR) {
+        snprintf(err, errlen, "policy=%d is not 0 (normal), 1 (fifo) or 2 (rr)", sc->arg);
+        return -1;
+      }
+      if (sc->arg == PS_SCHED_NORMAL ? sc->arg2 != 0 : (sc->arg2 < 1 || sc->arg2 > 99)) {
+        snprintf(err, errlen, "rt_priority=%d must be 1..99 for fifo/rr and 0 for normal",
+                 sc->arg2);
+        return -1;
+      }
+      break;
+    case PS_SYS_AFFINITY:
+      if (!(sc->mask & all)) {
+        snprintf(err, errlen, "cpus_allowed names no CPU of this machine (CPUs 0..%d)",
+                 m->ncpu - 1);
+        return -1;
+      }
+      req.mask = sc->mask & all;
+      break;
+    default:
+      snprintf(err, errlen, "syscall %d cannot be made from Python", sc->kind);
+      return -1;
+  }
+  return dispatch(m, d, ps_index(d, t), &req) < 0 ? -1 : 0;
+}

@@ -1,0 +1,153 @@
+/* The O(1) scheduler family: what the 2.5 policies (policy_o1.c) and
+ * Houston's self-tuning scheduler (policy_houston.c) share.  The runqueue
+ * with its two priority arrays, the per-task prefix (links, sleep_avg,
+ * last_run ...), enqueue/dequeue, the bk4 code the patch leaves alone
+ * (sleep credit with back-boost, fork's slice split, sched_exit, set_nice,
+ * setscheduler, the RR tick, try_to_wake_up's frame), the queue dump and the
+ * invariants live here once; each member's file keeps only what its source
+ * changes, and describes itself to this module with an o1_family.  Section
+ * references (§n) are to ../shared/reference/kernel-2.5-sched.md. */
+#ifndef PS_O1_FAMILY_H
+#define PS_O1_FAMILY_H
+#include <stdint.h>
+
+#include "engine_internal.h"
+#include "prio_array.h"
+
+#define O1_MAX_RT_PRIO 100
+
+/* The per-task state every member keeps first in psTask.priv. */
+typedef struct o1_sched {
+  psPrioLinks links;         /* first: prio_array.c finds them there */
+  uint32_t sleep_avg;        /* ticks, 0..MAX_SLEEP_AVG */
+  uint32_t last_run;         /* jiffies at the latest entry to schedule() (sleep_timestamp in 2.5.64) */
+  int32_t first_time_slice;  /* 1 until the first expiry after fork */
+  int64_t bonus_given;       /* sleep_avg this task's overflow gave its wakers */
+  int64_t bonus_received;    /* sleep_avg this task received as a waker */
+} o1_sched;
+
+/* State-field table entries of the shared fields, for a member's task
+ * struct T whose o1_sched member is `sched`. */
+#define O1_SCHED_FIELD_INFO(T)                                                             \
+  {"sleep_avg", PS_F_U32, offsetof(T, sched.sleep_avg),                                    \
+   "ticks of credited sleep, 0..max_sleep_avg"},                                           \
+  {"last_run", PS_F_U32, offsetof(T, sched.last_run),                                      \
+   "jiffies at the latest entry to schedule()"},                                           \
+  {"first_time_slice", PS_F_I32, offsetof(T, sched.first_time_slice),                      \
+   "1 until the first expiry after fork"},                                                 \
+  {"array", PS_F_I32, offsetof(T, sched.links.array),                                      \
+   "queued in priority array 0/1 (rq->active is one of them), -1 if not queued"},          \
+  {"bonus_given", PS_F_I64, offsetof(T, sched.bonus_given),                                \
+   "sleep_avg given to wakers by the back-boost"},                                         \
+  {"bonus_received", PS_F_I64, offsetof(T, sched.bonus_received),                          \
+   "sleep_avg received from wakees by the back-boost"}
+
+/* The per-CPU runqueue of the family (kernel/sched.c struct runqueue). */
+typedef struct o1_runqueue {
+  psPrioArray arrays[2];
+  int32_t active;               /* index of rq->active in arrays; the other is expired */
+  uint32_t nr_running;          /* queued tasks, the running one included */
+  uint32_t nr_uninterruptible;
+  uint32_t expired_timestamp;   /* jiffies when the first task expired, 0 if none */
+  uint32_t prio_avg;            /* Houston: filtered (MAX_PRIO - prio) of curr, x 1024 */
+  uint32_t prev_cpu_load[PS_MAX_CPUS]; /* this CPU's memory of every runqueue's length */
+  int64_t nr_array_switches;
+  int64_t nr_fairness_requeues; /* Houston */
+  int64_t nr_balance_pulls;     /* tasks this CPU pulled */
+} o1_runqueue;
+
+/* The SMP balancer's parameters, in both members' tables (§2, §5.10). */
+#define O1_BALANCE_PARAMS(X)                                                                    \
+  X(cache_decay_ticks, 1, 0, 1000000, 0, "ticks",                                               \
+    "cache_decay_ticks: a task descheduled this recently is cache-hot and stays (i386: 0 for "  \
+    "128 kB L2, 1 for 512 kB, 5 for a 2 MB Xeon)")                                              \
+  X(idle_rebalance_ticks, 1, 1, 1000000, 1, "ticks", "IDLE_REBALANCE_TICK (HZ/1000 or 1)")      \
+  X(busy_rebalance_ticks, 200, 1, 1000000, 1, "ticks", "BUSY_REBALANCE_TICK (HZ/5)")
+
+/* How a member differs, as data: its MAX_PRIO, its lists, the indices of
+ * the parameters the shared code reads (-1 where the member has the bk4
+ * behaviour as a constant), and the two formulas it changes. */
+typedef struct o1_family {
+  int max_prio;                   /* MAX_PRIO: the idle task's prio, the delimiter bit */
+  int lru;                        /* keep Houston's run_list_lru of non-RT tasks */
+  int expired_used;               /* the tick puts tasks in the expired array */
+  int p_cache_decay_ticks;        /* O1_BALANCE_PARAMS start here */
+  int p_max_timeslice, p_exit_weight;
+  int p_pull_equal_prio_preempt;  /* -1: always (bk4) */
+  int p_sync_wakeup_credit;       /* -1: never (bk4) */
+  int p_setscheduler_activate;    /* -1: plain enqueue (bk4) */
+  int p_balance_prio_avg;         /* -1: by length only; else prio_avg_imbalance follows */
+  /* effective_prio(p) for the task's current state */
+  int (*effective_prio)(const psModel *m, psTask *p);
+  /* activate_task (§5.5 or the patch's): credit the sleep, recompute prio,
+   * enqueue in active; returns requeue_waker. */
+  int (*activate_task)(const psModel *m, psData *d, psTask *p, psTask *waker);
+} o1_family;
+
+static inline const o1_family *o1_family_of(const psModel *m) {
+  return (const o1_family *)m->policy->family;
+}
+/* Parameter at index i, or dflt when the member has none (i < 0). */
+static inline int64_t o1_param(const psModel *m, int i, int64_t dflt) {
+  return i < 0 ? dflt : m->param[i];
+}
+static inline o1_sched *o1_sched_of(psTask *p) { return (o1_sched *)p->priv; }
+static inline const o1_sched *o1_sched_of_const(const psTask *p) {
+  return (const o1_sched *)p->priv;
+}
+static inline o1_runqueue *o1_rq(const psModel *m, const psData *d, int cpu) {
+  return (o1_runqueue *)ps_rq(m, d, cpu);
+}
+static inline int o1_rt_task(const psTask *p) { return p->prio < O1_MAX_RT_PRIO; }
+static inline int o1_array(const psTask *p) { return psu_links_const(p)->array; }
+static inline uint32_t o1_jiffies(const psData *d) { return (uint32_t)d->jiffies; }
+
+/* ---- runqueue primitives (§4) ---- */
+/* enqueue_task / dequeue_task, with the lru list where the member keeps one */
+void o1_enqueue_task(const psModel *m, psData *d, psTask *p, int array);
+void o1_dequeue_task(const psModel *m, psData *d, psTask *p);
+/* __activate_task: enqueue in active, nr_running++ */
+void o1_activate_plain(const psModel *m, psData *d, psTask *p);
+/* deactivate_task: nr_running--, count an uninterruptible sleeper, dequeue */
+void o1_deactivate_task(const psModel *m, psData *d, psTask *p);
+/* p->prio = prio, logged when it changes */
+void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio);
+
+/* ---- shared pieces of the members' hooks ---- */
+/* activate_task's bk4 sleep credit (§5.5) once credit > 0: the wakee's new
+ * sleep_avg, int sleep_avg = p->sleep_avg + sleep_time capped at max, with
+ * the overflow handed to a process-context waker when back_boost is on
+ * (logged and counted).  Sets *requeue_waker when the waker's sleep_avg
+ * changed.  2.5.64's unsigned sum differs only beyond 2^31 ticks. */
+uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker, uint32_t credit,
+                         uint32_t max, int back_boost, int *requeue_waker);
+/* copy_process's slice split (§5.6): the child takes (slice + 1) / 2, the
+ * parent keeps slice / 2; the child's first slice starts now, unqueued.
+ * Returns 1 when the parent had a single tick (its slice is then set to 1
+ * and the caller must run scheduler_tick for it). */
+int o1_fork_split(psData *d, psTask *parent, psTask *child);
+/* wake_up_forked_process's SMART_WAKE_CHILD (bk4): with the parent queued,
+ * the child takes its prio and is linked just before it, in its array;
+ * otherwise a plain activation. */
+void o1_wake_child_smart(const psModel *m, psData *d, psTask *parent, psTask *p);
+/* scheduler_tick's RT branch: SCHED_RR round-robins at the tail of its list
+ * when its slice (of length `slice`) runs out; SCHED_FIFO does nothing. */
+void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice);
+/* rebalance_tick(rq, idle) at the end of scheduler_tick (balance_o1.c). */
+void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle);
+
+/* ---- hooks the members share as they are ---- */
+void o1_init_rq(const psModel *m, psData *d, int cpu);
+void o1_put_prev(const psModel *m, psData *d, psTask *prev);
+void o1_deactivate(const psModel *m, psData *d, psTask *prev);
+psTask *o1_pick_next(const psModel *m, psData *d, int cpu);
+int o1_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync);
+void o1_task_exit(const psModel *m, psData *d, psTask *p, psTask *parent);
+void o1_set_nice(const psModel *m, psData *d, psTask *p, int nice);
+void o1_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt_priority);
+void o1_migrate(const psModel *m, psData *d, psTask *p, int dest);
+int o1_dump(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
+int o1_check(const psModel *m, const psData *d, char *err, int errlen);
+extern const psColumn o1_queue_columns[3];
+
+#endif
