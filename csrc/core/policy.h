@@ -191,8 +191,16 @@ struct psPolicy {
   /* Constant data of the family module a policy shares code with (the O(1)
    * family's o1_family), NULL if none. */
   const void *family;
+  /* The presets of this policy (each names it as its policy). */
+  const psPreset *presets;
+  int npresets;
   psHooks hooks;
 };
+
+/* The registry (registry.c): presets of every policy, in order. */
+int ps_npresets(void);
+const psPreset *ps_preset(int i);
+const psPreset *ps_preset_find(const char *name);
 
 /* The hooks of `pol` with the engine's defaults where it left NULL; 0, or
  * -1 with a message when a mandatory hook is missing. */

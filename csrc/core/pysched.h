@@ -134,10 +134,6 @@ typedef struct psSampleRec {
   int32_t field;  /* index into the model's series list */
 } psSampleRec;
 
-/* ---- registry (registry.c) ---- */
-int ps_npresets(void);
-const psPreset *ps_preset(int i);
-const psPreset *ps_preset_find(const char *name);
 
 /* Generic task fields (pid, prio, time_slice, cpu_ns ...), readable by name. */
 extern const psFieldInfo ps_task_fields[];

@@ -15,8 +15,8 @@
  *   arrays when active is empty (a no-op here). */
 #include <stdio.h>
 
+#include "houston_math.h"
 #include "o1_family.h"
-#include "policy_houston.h"
 
 #define MAX_RT_PRIO HOUSTON_MAX_RT_PRIO
 #define MAX_PRIO HOUSTON_MAX_PRIO
@@ -59,10 +59,11 @@ enum {
 };
 
 #define P(name) (m->param[H_##name])
-#define HC(m) ps_houston_const(m)
+/* The constants a model of this policy runs with (in psModel.derived). */
+#define HC(m) ((const houston_const *)(m)->derived)
 
 typedef struct h_task {
-  o1_sched sched;            /* what the family shares (o1_task.h) */
+  o1_sched sched;            /* what the family shares (o1_family.h) */
   uint32_t run_avg;
   uint32_t run_avg_timestamp;
 } h_task;
@@ -331,6 +332,12 @@ static const psFormula h_formulas[] = {
 
 static const char *const h_headline[] = {"run_avg", "sleep_avg", NULL};
 
+extern const psPolicy ps_policy_houston;
+static const psPreset h_presets[] = {
+    {"houston-2003", &ps_policy_houston, {NULL},
+     "Jim Houston's self-tuning scheduler (10 Mar 2003), on 2.5.64-bk4"},
+};
+
 static const o1_family h_fam = {
     .max_prio = MAX_PRIO,
     .lru = 1,
@@ -372,6 +379,8 @@ const psPolicy ps_policy_houston = {
     .formulas = h_formulas,
     .nformulas = NELEM(h_formulas),
     .family = &h_fam,
+    .presets = h_presets,
+    .npresets = NELEM(h_presets),
     .hooks = {
         .configure = configure_h,
         .init_rq = o1_init_rq,

@@ -299,6 +299,30 @@ static const psFormula o1_formulas[] = {
 
 static const char *const o1_headline[] = {"sleep_avg", NULL};
 
+/* Fact sheet §1: the version table, row by row. */
+static const psOverride o1_bk4[] = {
+    {"max_timeslice", 200},        {"child_penalty", 50},
+    {"max_sleep_avg", 10000},      {"starvation_limit", 10000},
+    {"sleep_credit_rt", 1},        {"wakeup_prio_if_changed", 1},
+    {"waker_bonus", 1},            {"sync_wakeup_credit", 0},
+    {"pull_equal_prio_preempt", 1},{"child_placement", 1},
+    {"tick_decay_rt", 1},          {"fork_penalize_rt", 1},
+    {"setscheduler_activate", 0},  {"starvation_limit_guard", 1},
+    {NULL, 0},
+};
+
+/* 2.5.65 = bk4 plus Ingo's C4 (the sleep_time - 1 credit) */
+static const psOverride o1_65[] = {{"sleep_credit_minus_one", 1}, {NULL, 0}};
+
+extern const psPolicy ps_policy_o1;
+static const psPreset o1_presets[] = {
+    {"linux-2.5.64", &ps_policy_o1, {NULL}, "vanilla 2.5.64 O(1) scheduler"},
+    {"linux-2.5.64-bk4", &ps_policy_o1, {o1_bk4},
+     "2.5.64-bk4: Ingo's interactivity changes and Linus's waker bonus (back-boost)"},
+    {"linux-2.5.65", &ps_policy_o1, {o1_bk4, o1_65},
+     "2.5.65: bk4 plus the sleep_time - 1 credit fix (C4)"},
+};
+
 static const o1_family o1_fam = {
     .max_prio = MAX_PRIO,
     .lru = 0,
@@ -336,6 +360,8 @@ const psPolicy ps_policy_o1 = {
     .formulas = o1_formulas,
     .nformulas = NELEM(o1_formulas),
     .family = &o1_fam,
+    .presets = o1_presets,
+    .npresets = NELEM(o1_presets),
     .hooks = {
         .configure = configure_o1,
         .init_rq = o1_init_rq,

@@ -1,38 +1,40 @@
-/* The presets: a policy and its parameter overrides.  A new policy is one
- * line here. */
+/* The registry: every policy the core knows, each with the presets its own
+ * file declares.  A new policy is one C file and one line in PS_POLICIES. */
 #include <string.h>
 
-#include "policy_houston.h"
-#include "policy_o1.h"
+#include "policy.h"
 
-/* Fact sheet §1: the version table, row by row. */
-static const psOverride o1_bk4[] = {
-    {"max_timeslice", 200},        {"child_penalty", 50},
-    {"max_sleep_avg", 10000},      {"starvation_limit", 10000},
-    {"sleep_credit_rt", 1},        {"wakeup_prio_if_changed", 1},
-    {"waker_bonus", 1},            {"sync_wakeup_credit", 0},
-    {"pull_equal_prio_preempt", 1},{"child_placement", 1},
-    {"tick_decay_rt", 1},          {"fork_penalize_rt", 1},
-    {"setscheduler_activate", 0},  {"starvation_limit_guard", 1},
-    {NULL, 0},
-};
+#define PS_POLICIES(X)  \
+  X(ps_policy_o1)       \
+  X(ps_policy_houston)
 
-/* 2.5.65 = bk4 plus Ingo's C4 (the sleep_time - 1 credit) */
-static const psOverride o1_65[] = {{"sleep_credit_minus_one", 1}, {NULL, 0}};
+#define DECLARE(p) extern const psPolicy p;
+PS_POLICIES(DECLARE)
+#undef DECLARE
 
-static const psPreset presets[] = {
-    {"linux-2.5.64", &ps_policy_o1, {NULL}, "vanilla 2.5.64 O(1) scheduler"},
-    {"linux-2.5.64-bk4", &ps_policy_o1, {o1_bk4},
-     "2.5.64-bk4: Ingo's interactivity changes and Linus's waker bonus (back-boost)"},
-    {"linux-2.5.65", &ps_policy_o1, {o1_bk4, o1_65}, "2.5.65: bk4 plus the sleep_time - 1 credit fix (C4)"},
-    {"houston-2003", &ps_policy_houston, {NULL},
-     "Jim Houston's self-tuning scheduler (10 Mar 2003), on 2.5.64-bk4"},
-};
+#define ENTRY(p) &p,
+static const psPolicy *const policies[] = {PS_POLICIES(ENTRY)};
+#undef ENTRY
 
-int ps_npresets(void) { return (int)(sizeof(presets) / sizeof(presets[0])); }
-const psPreset *ps_preset(int i) { return &presets[i]; }
+#define NPOLICIES ((int)(sizeof(policies) / sizeof(policies[0])))
+
+int ps_npresets(void) {
+  int n = 0;
+  for (int k = 0; k < NPOLICIES; k++) n += policies[k]->npresets;
+  return n;
+}
+
+const psPreset *ps_preset(int i) {
+  for (int k = 0; k < NPOLICIES; k++) {
+    if (i < policies[k]->npresets) return &policies[k]->presets[i];
+    i -= policies[k]->npresets;
+  }
+  return NULL;
+}
+
 const psPreset *ps_preset_find(const char *name) {
-  for (int i = 0; i < ps_npresets(); i++)
-    if (!strcmp(presets[i].name, name)) return &presets[i];
+  for (int k = 0; k < NPOLICIES; k++)
+    for (int i = 0; i < policies[k]->npresets; i++)
+      if (!strcmp(policies[k]->presets[i].name, name)) return &policies[k]->presets[i];
   return NULL;
 }
