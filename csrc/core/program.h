@@ -103,8 +103,77 @@ int64_t psu_dist_sample(const psDist *d, psRng *r);
 /* Execute the next op of the program at s (ops: the model's op array,
  * prog: the task's program), drawing durations from rng, and return the
  * request it makes.  The end of the program is an exit.  A fork of n
- * children is n requests. */
-psSyscall psu_program_next(const psOp *ops, const psProgram *prog, psProgState *s, psRng *rng);
+ * children is n requests.  Inline: it runs once per op, in the engine's
+ * innermost loop. */
+
+/* Loop bookkeeping at an END op: jump back or fall through. */
+static inline void psu_loop_end(psProgState *s, const psOp *o) {
+  psLoopFrame *f = &s->loop[s->loop_depth - 1];
+  if (f->left < 0 || f->left-- > 0) {
+    s->pc = o->arg + 1;
+    return;
+  }
+  s->loop_depth--;
+  s->pc++;
+}
+
+static inline psSyscall psu_program_next(const psOp *ops, const psProgram *prog, psProgState *s,
+                                         psRng *rng) {
+  psSyscall r = {PS_SYS_NONE, 0, 0, 0, 0};
+  if (s->pc >= prog->first + prog->n) {
+    r.kind = PS_SYS_EXIT;
+    return r;
+  }
+  const psOp *o = &ops[s->pc];
+  switch (o->kind) {
+    case PS_OP_RUN: case PS_OP_SLEEP: case PS_OP_IO:
+      r.kind = o->kind == PS_OP_RUN ? PS_SYS_RUN : o->kind == PS_OP_SLEEP ? PS_SYS_SLEEP : PS_SYS_IO;
+      r.ns = psu_dist_sample(&o->d, rng);
+      s->pc++;
+      break;
+    case PS_OP_WAIT: case PS_OP_POST:
+      r.kind = o->kind == PS_OP_WAIT ? PS_SYS_WAIT : PS_SYS_POST;
+      r.arg = o->arg;
+      r.arg2 = o->arg2;
+      s->pc++;
+      break;
+    case PS_OP_LOOP: {
+      psLoopFrame *f = &s->loop[s->loop_depth++];
+      f->op = s->pc;
+      f->left = o->arg ? (int64_t)o->arg - 1 : -1;
+      s->pc++;
+      break;
+    }
+    case PS_OP_END:
+      psu_loop_end(s, o);
+      break;
+    case PS_OP_FORK:
+      r.kind = PS_SYS_FORK;
+      r.arg = o->arg;
+      if (!s->op_left) s->op_left = o->arg2;
+      if (--s->op_left == 0) s->pc++;
+      break;
+    case PS_OP_EXIT:
+      r.kind = PS_SYS_EXIT;
+      break;
+    case PS_OP_YIELD:
+      r.kind = PS_SYS_YIELD;
+      s->pc++;
+      break;
+    case PS_OP_NICE:
+      r.kind = PS_SYS_NICE;
+      r.arg = o->arg;
+      s->pc++;
+      break;
+    default: /* PS_OP_SETSCHED */
+      r.kind = PS_SYS_SETSCHED;
+      r.arg = o->arg;
+      r.arg2 = o->arg2;
+      s->pc++;
+      break;
+  }
+  return r;
+}
 
 /* Take back the fork request just returned (the fork failed), so that
  * resuming the program retries it. */

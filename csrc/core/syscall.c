@@ -130,7 +130,7 @@ static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
 /* Carry out sc for task ti.  Returns 1 when the task stops running its
  * program for now (it computes, blocks, exits or yields), 0 when it goes
  * on, -1 after ps_fail. */
-static int dispatch(const psModel *m, psData *d, int32_t ti, const psSyscall *sc) {
+static inline int dispatch(const psModel *m, psData *d, int32_t ti, const psSyscall *sc) {
   psTask *p = &d->task[ti];
   switch (sc->kind) {
     case PS_SYS_NONE:
