@@ -81,7 +81,8 @@ typedef struct psPreset {
   int hz;                          /* default HZ; 0: 1000 (i386 2.5) */
 } psPreset;
 
-#define PS_MAX_QUEUE_COLUMNS 4
+/* Elements of a static table (the policy's tables' counts). */
+#define PS_NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* The hooks.  Mandatory: task_spawn, wakeup, deactivate, pick_next.  Any
  * other may be NULL: the model then runs the engine's default, named

@@ -150,4 +150,13 @@ int o1_dump(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
 int o1_check(const psModel *m, const psData *d, char *err, int errlen);
 extern const psColumn o1_queue_columns[3];
 
+/* The hooks above in a member's psHooks initializer, and the queue columns
+ * in its psPolicy initializer. */
+#define O1_FAMILY_HOOKS                                                                  \
+  .init_rq = o1_init_rq, .task_exit = o1_task_exit, .wakeup = o1_wakeup,                 \
+  .put_prev = o1_put_prev, .deactivate = o1_deactivate, .pick_next = o1_pick_next,       \
+  .set_nice = o1_set_nice, .set_scheduler = o1_set_scheduler, .migrate = o1_migrate,     \
+  .dump = o1_dump, .check = o1_check
+#define O1_FAMILY_QUEUE_COLUMNS .queue_columns = o1_queue_columns, .nqueue_columns = 3
+
 #endif

@@ -358,7 +358,6 @@ _Static_assert(offsetof(h_task, sched) == 0, "the family's shared fields come fi
 _Static_assert(sizeof(houston_const) <= PS_DERIVED_BYTES, "houston_const must fit psModel.derived");
 _Static_assert(H_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
 _Static_assert(H_prio_avg_imbalance == H_balance_prio_avg + 1, "o1_family reads them as a pair");
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const psPolicy ps_policy_houston = {
     .name = "houston",
@@ -366,37 +365,26 @@ const psPolicy ps_policy_houston = {
     .params = h_params,
     .nparams = H_NPARAMS,
     .task_fields = h_task_fields,
-    .ntask_fields = NELEM(h_task_fields),
+    .ntask_fields = PS_NELEM(h_task_fields),
     .rq_fields = h_rq_fields,
-    .nrq_fields = NELEM(h_rq_fields),
+    .nrq_fields = PS_NELEM(h_rq_fields),
     .derived_fields = h_derived_fields,
-    .nderived_fields = NELEM(h_derived_fields),
+    .nderived_fields = PS_NELEM(h_derived_fields),
     .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
     .headline = h_headline,
-    .queue_columns = o1_queue_columns,
-    .nqueue_columns = NELEM(o1_queue_columns),
+    O1_FAMILY_QUEUE_COLUMNS,
     .formulas = h_formulas,
-    .nformulas = NELEM(h_formulas),
+    .nformulas = PS_NELEM(h_formulas),
     .family = &h_fam,
     .presets = h_presets,
-    .npresets = NELEM(h_presets),
+    .npresets = PS_NELEM(h_presets),
     .hooks = {
+        O1_FAMILY_HOOKS,
         .configure = configure_h,
-        .init_rq = o1_init_rq,
         .task_spawn = task_spawn_h,
         .task_fork = task_fork_h,
-        .task_exit = o1_task_exit,
-        .wakeup = o1_wakeup,
-        .put_prev = o1_put_prev,
-        .deactivate = o1_deactivate,
-        .pick_next = o1_pick_next,
         .tick = tick_h,
         .yield = yield_h,
-        .set_nice = o1_set_nice,
-        .set_scheduler = o1_set_scheduler,
-        .migrate = o1_migrate,
-        .dump = o1_dump,
-        .check = o1_check,
     },
 };

@@ -341,7 +341,6 @@ static const o1_family o1_fam = {
 _Static_assert(sizeof(o1_task) <= PS_TASK_PRIV, "o1_task must fit psTask.priv");
 _Static_assert(offsetof(o1_task, sched) == 0, "the family's shared fields come first");
 _Static_assert(O1_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const psPolicy ps_policy_o1 = {
     .name = "o1",
@@ -349,35 +348,24 @@ const psPolicy ps_policy_o1 = {
     .params = o1_params,
     .nparams = O1_NPARAMS,
     .task_fields = o1_task_fields,
-    .ntask_fields = NELEM(o1_task_fields),
+    .ntask_fields = PS_NELEM(o1_task_fields),
     .rq_fields = o1_rq_fields,
-    .nrq_fields = NELEM(o1_rq_fields),
+    .nrq_fields = PS_NELEM(o1_rq_fields),
     .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
     .headline = o1_headline,
-    .queue_columns = o1_queue_columns,
-    .nqueue_columns = NELEM(o1_queue_columns),
+    O1_FAMILY_QUEUE_COLUMNS,
     .formulas = o1_formulas,
-    .nformulas = NELEM(o1_formulas),
+    .nformulas = PS_NELEM(o1_formulas),
     .family = &o1_fam,
     .presets = o1_presets,
-    .npresets = NELEM(o1_presets),
+    .npresets = PS_NELEM(o1_presets),
     .hooks = {
+        O1_FAMILY_HOOKS,
         .configure = configure_o1,
-        .init_rq = o1_init_rq,
         .task_spawn = task_spawn_o1,
         .task_fork = task_fork_o1,
-        .task_exit = o1_task_exit,
-        .wakeup = o1_wakeup,
-        .put_prev = o1_put_prev,
-        .deactivate = o1_deactivate,
-        .pick_next = o1_pick_next,
         .tick = tick_o1,
         .yield = yield_o1,
-        .set_nice = o1_set_nice,
-        .set_scheduler = o1_set_scheduler,
-        .migrate = o1_migrate,
-        .dump = o1_dump,
-        .check = o1_check,
     },
 };
