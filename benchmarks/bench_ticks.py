@@ -16,6 +16,10 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
   (d) sim.step(ticks=1) calls per second from Python (2 hogs)
   (e) 8 CPUs, 64 mixed tasks (48 hogs of nice -5..+5, 16 interactive);
       rate in simulated CPU-ticks (ticks x CPUs) per second
+  (f) 1 CPU, 2 hogs + K tasks asleep for good, K = 0 and 1,000, under
+      linux-2.4.20 (HZ=100) and linux-2.5.65: 2.4's epoch recalculation
+      visits every task (the O(n) that O(1) removed), so its cost per tick
+      grows with K; 2.5's does not
 
 Each case is built fresh for every repetition; only run()/step() is timed
 (time.perf_counter).  N, the ticks per run, is calibrated so that a run
@@ -73,6 +77,17 @@ def case_c0():
 
 def case_e():
     return mixed(48, 16, cpus=8)
+
+
+def sleepers(preset, k):
+    def build():
+        sim = ps.Simulator(preset, latencies=False)
+        for i in range(2):
+            sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
+        for i in range(k):
+            sim.spawn(ps.Program().sleep(s=10**5), name=f"s{i}")
+        return sim
+    return build
 
 
 def time_run(build, n):
@@ -162,6 +177,10 @@ def main(argv=None):
         print(f"{name:34} {rate:12,.0f} {unit:8} {n:12,} {t:7.3f} {1e9 / rate:8.1f} {act}  {verdict}")
     a_rate, c_rate, c100_rate, c0_rate = rows[0][1], rows[2][1], rows[3][1], rows[4][1]
     ratio = a_rate / c_rate
+    print("\n(f) 2 hogs + K tasks asleep for good: ns per simulated tick")
+    for preset in ("linux-2.4.20", "linux-2.5.65"):
+        ns = [1e9 / ticks_per_second(sleepers(preset, k), min_s, args.reps)[0] for k in (0, 1000)]
+        print(f"    {preset:16} K=0: {ns[0]:6.1f}   K=1000: {ns[1]:7.1f}   ({ns[1] / ns[0]:.1f}x)")
     print(f"\n(c) costs {ratio:.2f}x (a) per tick (target <= 2x: {'ok' if ratio <= 2 else 'MISSED'}); "
           f"(c100) costs {c0_rate / c100_rate:.2f}x (c0): what 898 extra tasks cost at equal activity")
     print("sw/tick, wk/tick: context switches and wakeups per simulated tick in the last run")
