@@ -6,7 +6,8 @@
 
 #define PS_POLICIES(X)  \
   X(ps_policy_o1)       \
-  X(ps_policy_houston)
+  X(ps_policy_houston)  \
+  /* a new policy: one line above this one */
 
 #define DECLARE(p) extern const psPolicy p;
 PS_POLICIES(DECLARE)
