@@ -7,6 +7,7 @@
 #define PS_POLICIES(X)  \
   X(ps_policy_o1)       \
   X(ps_policy_houston)  \
+  X(ps_policy_linux24)  \
   /* a new policy: one line above this one */
 
 #define DECLARE(p) extern const psPolicy p;
