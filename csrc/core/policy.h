@@ -106,9 +106,10 @@ typedef struct psHooks {
   /* fork, called in the parent's process context with the parent running:
    * copy_process's slice split and wake_up_forked_process.  The child is a
    * struct copy of the parent (priv included) with fresh identity, state
-   * RUNNING, not on_rq; the hook enqueues it (the engine sets on_rq after
-   * and reschedules the parent's CPU).  Default: child->cpu = parent->cpu,
-   * then task_spawn(child). */
+   * RUNNING, not on_rq; the hook enqueues it (the engine sets on_rq after)
+   * and reschedules the parent's CPU if the child should run first.
+   * Default: child->cpu = parent->cpu, then task_spawn(child), rescheduling
+   * when it says so. */
   void (*task_fork)(const psModel *m, psData *d, psTask *parent, psTask *child);
 
   /* sched_exit: p is a zombie being reaped; its parent (if alive) is
@@ -138,8 +139,9 @@ typedef struct psHooks {
    * Default: nothing. */
   void (*tick)(const psModel *m, psData *d, int cpu);
 
-  /* sched_yield by the running task p (the engine reschedules after).
-   * Default: nothing (schedule() alone decides). */
+  /* sched_yield by the running task p; the hook reschedules its CPU if the
+   * policy calls schedule() (ps_resched_cpu).  Default: reschedule, and let
+   * pick_next decide. */
   void (*yield)(const psModel *m, psData *d, psTask *p);
 
   /* set_user_nice, nice validated to -20..19 and different from p->nice

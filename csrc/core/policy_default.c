@@ -11,7 +11,7 @@ static void default_init_rq(const psModel *m, psData *d, int cpu) {}
 
 static void default_task_fork(const psModel *m, psData *d, psTask *parent, psTask *child) {
   child->cpu = parent->cpu;
-  m->hooks.task_spawn(m, d, child);
+  if (m->hooks.task_spawn(m, d, child)) ps_resched_cpu(d, child->cpu);
 }
 
 static void default_task_exit(const psModel *m, psData *d, psTask *p, psTask *parent) {}
@@ -20,7 +20,7 @@ static void default_put_prev(const psModel *m, psData *d, psTask *prev) {}
 
 static void default_tick(const psModel *m, psData *d, int cpu) {}
 
-static void default_yield(const psModel *m, psData *d, psTask *p) {}
+static void default_yield(const psModel *m, psData *d, psTask *p) { ps_resched_cpu(d, p->cpu); }
 
 static void default_set_nice(const psModel *m, psData *d, psTask *p, int nice) {}
 

@@ -92,8 +92,6 @@ static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   m->hooks.task_fork(m, d, p, c);
   c->on_rq = 1;
   ps_log(m, d, PS_EVT_FORK, c->cpu, c, p->pid, c->prio, 0);
-  /* do_fork: let the child run first (set_need_resched on the parent) */
-  ps_resched_cpu(d, p->cpu);
   return 0;
 }
 
@@ -159,9 +157,9 @@ static inline int dispatch(const psModel *m, psData *d, int32_t ti, const psSysc
       do_exit(m, d, p);
       return 1;
     case PS_SYS_YIELD:
+      /* whether sched_yield reschedules is the policy's (2.4's may not) */
       m->hooks.yield(m, d, p);
-      ps_resched_cpu(d, p->cpu);
-      return 1;
+      return 0;
     case PS_SYS_NICE:
       /* set_user_nice: `if (TASK_NICE(p) == nice ...) return;` */
       if (p->nice == sc->arg) return 0;

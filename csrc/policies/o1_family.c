@@ -67,6 +67,8 @@ uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker, 
 
 int o1_fork_split(psData *d, psTask *parent, psTask *child) {
   o1_sched *cs = o1_sched_of(child);
+  /* do_fork: let the child run first (set_need_resched on the parent) */
+  ps_resched_cpu(d, parent->cpu);
   psu_links_clear(child);
   cs->bonus_given = cs->bonus_received = 0;
   child->time_slice = (parent->time_slice + 1) >> 1;

@@ -122,7 +122,8 @@ void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio);
 uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker, uint32_t credit,
                          uint32_t max, int back_boost, int *requeue_waker);
 /* copy_process's slice split (§5.6): the child takes (slice + 1) / 2, the
- * parent keeps slice / 2; the child's first slice starts now, unqueued.
+ * parent keeps slice / 2; the child's first slice starts now, unqueued; and
+ * do_fork's need_resched on the parent, so that the child may run first.
  * Returns 1 when the parent had a single tick (its slice is then set to 1
  * and the caller must run scheduler_tick for it). */
 int o1_fork_split(psData *d, psTask *parent, psTask *child);

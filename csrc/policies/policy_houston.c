@@ -264,6 +264,7 @@ static void yield_h(const psModel *m, psData *d, psTask *p) {
     if (pt->run_avg > (uint32_t)HC(m)->max_run_avg) pt->run_avg = (uint32_t)HC(m)->max_run_avg;
   }
   o1_enqueue_task(m, d, p, array);
+  ps_resched_cpu(d, p->cpu);
 }
 
 static const psParamInfo h_params[] = {

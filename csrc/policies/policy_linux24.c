@@ -1,6 +1,6 @@
 /* The Linux 2.4.20 scheduler: goodness(), one global runqueue, epochs that
  * end in a recalculation of every task's counter.  Implemented tick for tick
- * from the fact sheet /tmp/linux24_facts.md ("§n" below), which cites the
+ * from the fact sheet docs/linux-2.4.20-sched.md ("§n" below), which cites the
  * kernel sources: S1 = sndrzt/linux-2.4.20.lite @ 7712640f kernel/sched.c and
  * kernel/fork.c, S3 = the 2.4.27 kernel/timer.c, S4 = the 2.4.19
  * kernel/exit.c.  Names are the kernel's (goodness, counter, NICE_TO_TICKS,
@@ -18,12 +18,9 @@
  *
  * need_resched.  2.4's need_resched is a per-task flag; this file keeps it
  * in priv and sets the engine's per-CPU flag with it (set_need_resched).
- * The engine also reschedules on its own after every fork and every yield
- * (2.5 semantics), where 2.4 may not call schedule() at all.  pick_next
- * therefore starts with the kernel's own condition: a CPU whose current
- * task is still runnable here and has no need_resched would not be in
- * schedule(), so it keeps that task and changes nothing (no RR refill, no
- * yield-bit clearing, no recalculation): the extra schedule() is invisible.
+ * Fork and yield reschedule only where 2.4 does (the engine leaves that to
+ * the policy): a fork only when the split empties the parent's counter, a
+ * yield only when another task is pending.
  *
  * Modelling choices (INFERRED or left to the simulator by the fact sheet):
  * - ncpu == 1 runs the UP kernel (no PROC_CHANGE_PENALTY, the UP
@@ -405,9 +402,8 @@ static int task_spawn_linux24(const psModel *m, psData *d, psTask *p) {
 }
 
 /* do_fork (§9): the counter split, then wake_up_process(child) with the
- * parent as current.  The child is its own process (mm = its pid).  The
- * engine reschedules the parent's CPU afterwards; pick_next ignores that
- * unless the split emptied the parent's counter or the child preempts. */
+ * parent as current.  The child is its own process (mm = its pid); it runs
+ * first only if the split emptied the parent's counter or it preempts. */
 static void task_fork_linux24(const psModel *m, psData *d, psTask *parent, psTask *p) {
   l24_task *t = L24(p);
   t->mm = p->pid;
@@ -467,12 +463,6 @@ static psTask *pick_next_linux24(const psModel *m, psData *d, int this_cpu) {
   psTask *prev = ps_curr(d, this_cpu);
   psTask *idle = idle_task(d, this_cpu);
   l24_task *pt = L24(prev);
-  /* 2.4 would not be in schedule(): the engine's reschedule after fork or
-   * a no-op yield, with prev still runnable here and no need_resched */
-  if (prev->state == PS_TASK_RUNNING && !pt->need_resched &&
-      (prev == idle || allowed(prev, this_cpu)))
-    return prev;
-
   /* move an exhausted RR process to be last (§5.2) */
   if (prev != idle && prev->policy == PS_SCHED_RR && !COUNTER(prev)) {
     COUNTER(prev) = nice_to_ticks(m, prev->nice);

@@ -257,6 +257,7 @@ static void yield_o1(const psModel *m, psData *d, psTask *p) {
   int array = o1_array(p);
   o1_dequeue_task(m, d, p);
   o1_enqueue_task(m, d, p, o1_rt_task(p) ? array : !rq->active);
+  ps_resched_cpu(d, p->cpu);
 }
 
 /* ---- tables ---- */
