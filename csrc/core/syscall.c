@@ -126,9 +126,10 @@ static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
 }
 
 /* Carry out sc for task ti.  Returns 1 when the task stops running its
- * program for now (it computes, blocks, exits or yields), 0 when it goes
- * on, -1 after ps_fail. */
-static inline int dispatch(const psModel *m, psData *d, int32_t ti, const psSyscall *sc) {
+ * program for now (it computes, blocks or exits), 0 when it goes on, -1
+ * after ps_fail.  Inlined into the interpreter loop, which runs it once per
+ * op (measured: 5 % of a wakeup-heavy run as a call). */
+__attribute__((always_inline)) static inline int dispatch(const psModel *m, psData *d, int32_t ti, const psSyscall *sc) {
   psTask *p = &d->task[ti];
   switch (sc->kind) {
     case PS_SYS_NONE:

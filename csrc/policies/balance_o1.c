@@ -134,8 +134,7 @@ int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
   }
 }
 
-void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
-  if (m->ncpu == 1) return;
+void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   uint64_t j = d->jiffies;
   /* IDLE_REBALANCE_TICK and BUSY_REBALANCE_TICK follow cache_decay_ticks */
   const int64_t *ticks = &m->param[o1_family_of(m)->p_cache_decay_ticks + 1];

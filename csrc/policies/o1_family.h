@@ -134,8 +134,12 @@ void o1_wake_child_smart(const psModel *m, psData *d, psTask *parent, psTask *p)
 /* scheduler_tick's RT branch: SCHED_RR round-robins at the tail of its list
  * when its slice (of length `slice`) runs out; SCHED_FIFO does nothing. */
 void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice);
-/* rebalance_tick(rq, idle) at the end of scheduler_tick (balance_o1.c). */
-void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle);
+/* rebalance_tick(rq, idle) at the end of scheduler_tick (balance_o1.c);
+ * nothing on one CPU, tested here because it runs every tick. */
+void o1_rebalance(const psModel *m, psData *d, int cpu, int idle);
+static inline void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
+  if (m->ncpu > 1) o1_rebalance(m, d, cpu, idle);
+}
 
 /* ---- hooks the members share as they are ---- */
 void o1_init_rq(const psModel *m, psData *d, int cpu);
