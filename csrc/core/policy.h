@@ -81,8 +81,23 @@ typedef struct psPreset {
   int hz;                          /* default HZ; 0: 1000 (i386 2.5) */
 } psPreset;
 
+/* A row of a parameter table from an X-macro list entry. */
+#define PS_PARAM_ROW(name, def, min, max, hz, unit, doc) {#name, def, min, max, hz, unit, doc},
+/* A field of struct T (a policy's task or runqueue struct). */
+#define PS_FIELD(T, name, type, doc) {#name, type, offsetof(T, name), doc, PS_AT_PRIV}
+
 /* Elements of a static table (the policy's tables' counts). */
 #define PS_NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* The tables of a psPolicy initializer, from the arrays a policy file names
+ * by convention: P_params, P_task_fields, P_rq_fields, P_formulas and
+ * P_presets. */
+#define PS_POLICY_TABLES(P)                                                         \
+  .params = P##_params, .nparams = PS_NELEM(P##_params),                            \
+  .task_fields = P##_task_fields, .ntask_fields = PS_NELEM(P##_task_fields),        \
+  .rq_fields = P##_rq_fields, .nrq_fields = PS_NELEM(P##_rq_fields),                \
+  .formulas = P##_formulas, .nformulas = PS_NELEM(P##_formulas),                    \
+  .presets = P##_presets, .npresets = PS_NELEM(P##_presets)
 
 /* The hooks.  Mandatory: task_spawn, wakeup, deactivate, pick_next.  Any
  * other may be NULL: the model then runs the engine's default, named

@@ -56,6 +56,12 @@ typedef struct o1_runqueue {
   int64_t nr_balance_pulls;     /* tasks this CPU pulled */
 } o1_runqueue;
 
+/* State-field table entries of the runqueue fields every member shows. */
+#define O1_RQ_FIELD_INFO                                                                   \
+  PS_FIELD(o1_runqueue, nr_running, PS_F_U32, "runnable tasks, the running one included"), \
+  PS_FIELD(o1_runqueue, nr_uninterruptible, PS_F_U32, "tasks in uninterruptible sleep"),   \
+  PS_FIELD(o1_runqueue, nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others")
+
 /* The SMP balancer's parameters, in both members' tables (§2, §5.10). */
 #define O1_BALANCE_PARAMS(X)                                                                    \
   X(cache_decay_ticks, 1, 0, 1000000, 0, "ticks",                                               \

@@ -268,25 +268,21 @@ static void yield_h(const psModel *m, psData *d, psTask *p) {
 }
 
 static const psParamInfo h_params[] = {
-#define H_INFO(name, def, min, max, hz, unit, doc) {#name, def, min, max, hz, unit, doc},
-    H_PARAMS(H_INFO)
-#undef H_INFO
+    H_PARAMS(PS_PARAM_ROW)
 };
 
-#define TF(name, type, doc) {#name, type, offsetof(h_task, name), doc}
+#define TF(name, type, doc) PS_FIELD(h_task, name, type, doc)
 static const psFieldInfo h_task_fields[] = {
     O1_SCHED_FIELD_INFO(h_task),
     TF(run_avg, PS_F_U32, "decaying average of CPU use, 0..max_run_avg"),
     TF(run_avg_timestamp, PS_F_U32, "jiffies of run_avg's last update"),
 };
 
-#define RF(name, type, doc) {#name, type, offsetof(o1_runqueue, name), doc}
+#define RF(name, type, doc) PS_FIELD(o1_runqueue, name, type, doc)
 static const psFieldInfo h_rq_fields[] = {
-    RF(nr_running, PS_F_U32, "runnable tasks, the running one included"),
-    RF(nr_uninterruptible, PS_F_U32, "tasks in uninterruptible sleep"),
+    O1_RQ_FIELD_INFO,
     RF(prio_avg, PS_F_U32, "filtered (MAX_PRIO - prio) of the running tasks, x 1024"),
     RF(nr_fairness_requeues, PS_F_I64, "priority changes made by fairness_update"),
-    RF(nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others"),
 };
 
 /* Every constant of the patch's math, primary and derived (pysched.houston.constants). */
@@ -363,23 +359,14 @@ _Static_assert(H_prio_avg_imbalance == H_balance_prio_avg + 1, "o1_family reads 
 const psPolicy ps_policy_houston = {
     .name = "houston",
     .doc = "Jim Houston's self-tuning scheduler (2003), on 2.5.64-bk4",
-    .params = h_params,
-    .nparams = H_NPARAMS,
-    .task_fields = h_task_fields,
-    .ntask_fields = PS_NELEM(h_task_fields),
-    .rq_fields = h_rq_fields,
-    .nrq_fields = PS_NELEM(h_rq_fields),
+    PS_POLICY_TABLES(h),
     .derived_fields = h_derived_fields,
     .nderived_fields = PS_NELEM(h_derived_fields),
     .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
     .headline = h_headline,
     O1_FAMILY_QUEUE_COLUMNS,
-    .formulas = h_formulas,
-    .nformulas = PS_NELEM(h_formulas),
     .family = &h_fam,
-    .presets = h_presets,
-    .npresets = PS_NELEM(h_presets),
     .hooks = {
         O1_FAMILY_HOOKS,
         .configure = configure_h,

@@ -684,12 +684,10 @@ static int check_linux24(const psModel *m, const psData *d, char *err, int errle
 /* ---- tables ---- */
 
 static const psParamInfo l24_params[] = {
-#define L24_INFO(name, def, min, max, hz, unit, doc) {#name, def, min, max, hz, unit, doc},
-    L24_PARAMS(L24_INFO)
-#undef L24_INFO
+    L24_PARAMS(PS_PARAM_ROW)
 };
 
-#define TF(name, type, doc) {#name, type, offsetof(l24_task, name), doc, PS_AT_PRIV}
+#define TF(name, type, doc) PS_FIELD(l24_task, name, type, doc)
 static const psFieldInfo l24_task_fields[] = {
     {"counter", PS_F_I32, offsetof(psTask, time_slice),
      "p->counter: ticks left in this epoch (the generic time_slice under its 2.4 name)",
@@ -702,7 +700,7 @@ static const psFieldInfo l24_task_fields[] = {
     TF(sleep_time, PS_F_U32, "jiffies at the last del_from_runqueue"),
 };
 
-#define RF(name, type, doc) {#name, type, offsetof(l24_rq, name), doc, PS_AT_PRIV}
+#define RF(name, type, doc) PS_FIELD(l24_rq, name, type, doc)
 static const psFieldInfo l24_rq_fields[] = {
     RF(nr_running, PS_F_I32,
        "nr_running of the global runqueue, running tasks included (cpu 0; 0 on the others)"),
@@ -729,26 +727,16 @@ static const psPreset l24_presets[] = {
 
 _Static_assert(sizeof(l24_task) <= PS_TASK_PRIV, "l24_task must fit psTask.priv");
 _Static_assert(L24_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 const psPolicy ps_policy_linux24 = {
     .name = "linux24",
     .doc = "the Linux 2.4.20 scheduler: goodness(), one global runqueue, counter epochs",
-    .params = l24_params,
-    .nparams = L24_NPARAMS,
-    .task_fields = l24_task_fields,
-    .ntask_fields = NELEM(l24_task_fields),
-    .rq_fields = l24_rq_fields,
-    .nrq_fields = NELEM(l24_rq_fields),
+    PS_POLICY_TABLES(l24),
     .rq_size = sizeof(l24_rq),
     .max_prio = MAX_PRIO,
     .headline = l24_headline,
     .queue_columns = l24_queue_columns,
-    .nqueue_columns = NELEM(l24_queue_columns),
-    .formulas = l24_formulas,
-    .nformulas = NELEM(l24_formulas),
-    .presets = l24_presets,
-    .npresets = NELEM(l24_presets),
+    .nqueue_columns = PS_NELEM(l24_queue_columns),
     .hooks = {
         .init_rq = init_rq_linux24,
         .task_spawn = task_spawn_linux24,

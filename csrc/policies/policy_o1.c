@@ -263,26 +263,22 @@ static void yield_o1(const psModel *m, psData *d, psTask *p) {
 /* ---- tables ---- */
 
 static const psParamInfo o1_params[] = {
-#define O1_INFO(name, def, min, max, hz, unit, doc) {#name, def, min, max, hz, unit, doc},
-    O1_PARAMS(O1_INFO)
-#undef O1_INFO
+    O1_PARAMS(PS_PARAM_ROW)
 };
 
-#define TF(name, type, doc) {#name, type, offsetof(o1_task, name), doc}
+#define TF(name, type, doc) PS_FIELD(o1_task, name, type, doc)
 static const psFieldInfo o1_task_fields[] = {
     O1_SCHED_FIELD_INFO(o1_task),
     TF(nr_expired, PS_F_I64, "expiries into the expired array"),
     TF(nr_reinserted, PS_F_I64, "expiries reinserted into the active array (interactive)"),
 };
 
-#define RF(name, type, doc) {#name, type, offsetof(o1_runqueue, name), doc}
+#define RF(name, type, doc) PS_FIELD(o1_runqueue, name, type, doc)
 static const psFieldInfo o1_rq_fields[] = {
+    O1_RQ_FIELD_INFO,
     RF(active, PS_F_I32, "index of the active array"),
-    RF(nr_running, PS_F_U32, "runnable tasks, the running one included"),
-    RF(nr_uninterruptible, PS_F_U32, "tasks in uninterruptible sleep"),
     RF(expired_timestamp, PS_F_U32, "jiffies of the first expiry since the last array switch"),
     RF(nr_array_switches, PS_F_I64, "active/expired swaps"),
-    RF(nr_balance_pulls, PS_F_I64, "tasks this CPU pulled from others"),
 };
 
 #define U32MAX 4294967295LL
@@ -346,21 +342,12 @@ _Static_assert(O1_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
 const psPolicy ps_policy_o1 = {
     .name = "o1",
     .doc = "the Linux 2.5 O(1) scheduler (2.5.64, 2.5.64-bk4, 2.5.65)",
-    .params = o1_params,
-    .nparams = O1_NPARAMS,
-    .task_fields = o1_task_fields,
-    .ntask_fields = PS_NELEM(o1_task_fields),
-    .rq_fields = o1_rq_fields,
-    .nrq_fields = PS_NELEM(o1_rq_fields),
+    PS_POLICY_TABLES(o1),
     .rq_size = sizeof(o1_runqueue),
     .max_prio = MAX_PRIO,
     .headline = o1_headline,
     O1_FAMILY_QUEUE_COLUMNS,
-    .formulas = o1_formulas,
-    .nformulas = PS_NELEM(o1_formulas),
     .family = &o1_fam,
-    .presets = o1_presets,
-    .npresets = PS_NELEM(o1_presets),
     .hooks = {
         O1_FAMILY_HOOKS,
         .configure = configure_o1,
