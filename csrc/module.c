@@ -9,8 +9,11 @@
 
 #include "pysched.h"
 
+/* The type and the exceptions (pysched.Error and its kinds: a bad
+ * configuration, a simulator in the wrong state, a broken invariant). */
 typedef struct {
   PyObject *sim_type;
+  PyObject *error, *config_error, *state_error, *invariant_error;
 } module_state;
 
 typedef struct {
@@ -18,7 +21,14 @@ typedef struct {
   psModel m;
   psData d;
   int ready;
+  /* run() is under way with the GIL released: every other call on this
+   * simulator, from any thread, is refused until it returns */
+  int busy;
 } SimObject;
+
+static module_state *sim_state(SimObject *self) {
+  return (module_state *)PyType_GetModuleState(Py_TYPE(self));
+}
 
 static PyObject *raise_value(const char *msg) {
   PyErr_SetString(PyExc_ValueError, msg);
@@ -44,8 +54,9 @@ static const psPreset *find_preset(const char *name) {
   return p;
 }
 
-/* Apply a dict of parameter overrides to m, as one set (all or nothing). */
-static int apply_params(psModel *m, PyObject *params) {
+/* Apply a dict of parameter overrides to m, as one set (all or nothing);
+ * a value the policy refuses raises config_error (ConfigError). */
+static int apply_params(psModel *m, PyObject *params, PyObject *config_error) {
   if (!params || params == Py_None) return 0;
   if (!PyDict_Check(params)) {
     PyErr_Format(PyExc_TypeError, "params must be a dict, not %.100s", Py_TYPE(params)->tp_name);
@@ -78,7 +89,7 @@ static int apply_params(psModel *m, PyObject *params) {
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (v == -1 && PyErr_Occurred()) return -1;
     if (overflow) {
-      PyErr_Format(PyExc_ValueError, "%s=%R is outside the allowed range %lld..%lld", name, value,
+      PyErr_Format(config_error, "%s=%R is outside the allowed range %lld..%lld", name, value,
                    (long long)info->min, (long long)info->max);
       return -1;
     }
@@ -87,7 +98,7 @@ static int apply_params(psModel *m, PyObject *params) {
   }
   char err[PS_ERRLEN];
   if (ps_set_params(m, names, values, n, err, sizeof err)) {
-    PyErr_SetString(PyExc_ValueError, err);
+    PyErr_SetString(config_error, err);
     return -1;
   }
   return 0;
@@ -201,7 +212,7 @@ static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
 
 /* A model of `preset` at `hz` (0: its default) with `params` applied, for
  * the formula calls. */
-static int formula_model(psModel *m, const char *preset, int hz, PyObject *params) {
+static int formula_model(PyObject *mod, psModel *m, const char *preset, int hz, PyObject *params) {
   const psPreset *pre = find_preset(preset);
   if (!pre) return -1;
   char err[PS_ERRLEN];
@@ -209,7 +220,7 @@ static int formula_model(psModel *m, const char *preset, int hz, PyObject *param
     PyErr_SetString(PyExc_ValueError, err);
     return -1;
   }
-  if (apply_params(m, params)) {
+  if (apply_params(m, params, ((module_state *)PyModule_GetState(mod))->config_error)) {
     ps_model_free(m);
     return -1;
   }
@@ -225,7 +236,7 @@ static PyObject *mod_formula(PyObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "ssiOO!", &preset, &fn, &hz, &params, &PyTuple_Type, &fargs))
     return NULL;
   psModel m;
-  if (formula_model(&m, preset, hz, params)) return NULL;
+  if (formula_model(self, &m, preset, hz, params)) return NULL;
   int i = ps_formula_index(m.policy, fn);
   if (i < 0) {
     PyErr_Format(PyExc_KeyError, "policy %s has no formula '%s'", m.policy->name, fn);
@@ -256,7 +267,7 @@ static PyObject *mod_derived(PyObject *self, PyObject *args) {
   PyObject *params;
   if (!PyArg_ParseTuple(args, "siO", &preset, &hz, &params)) return NULL;
   psModel m;
-  if (formula_model(&m, preset, hz, params)) return NULL;
+  if (formula_model(self, &m, preset, hz, params)) return NULL;
   PyObject *d = PyDict_New();
   for (int i = 0; d && i < m.policy->nderived_fields; i++) {
     PyObject *v = PyLong_FromLongLong(ps_derived_value(&m, i));
@@ -276,14 +287,14 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
   unsigned long long seed;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "siiK", kwlist, &preset, &cpus, &hz, &seed)) return -1;
   if (self->ready) {
-    PyErr_SetString(PyExc_RuntimeError, "Sim is already initialised");
+    PyErr_SetString(sim_state(self)->state_error, "Sim is already initialised");
     return -1;
   }
   const psPreset *pre = find_preset(preset);
   if (!pre) return -1;
   char err[PS_ERRLEN];
   if (ps_model_init(&self->m, pre, cpus, hz, seed, err, sizeof err)) {
-    PyErr_SetString(PyExc_ValueError, err);
+    PyErr_SetString(sim_state(self)->config_error, err);
     return -1;
   }
   if (ps_data_init(&self->m, &self->d, err, sizeof err)) {
@@ -305,15 +316,27 @@ static void Sim_dealloc(SimObject *self) {
   Py_DECREF(tp);
 }
 
-#define READY(self)                                                   \
-  if (!(self)->ready) {                                               \
-    PyErr_SetString(PyExc_RuntimeError, "Sim is not initialised"); \
-    return NULL;                                                      \
+/* 0 if the simulator may be used now, else -1 with StateError set. */
+static int sim_unavailable(SimObject *self) {
+  if (!self->ready) {
+    PyErr_SetString(sim_state(self)->state_error, "Sim is not initialised");
+    return -1;
   }
+  if (self->busy) {
+    PyErr_SetString(sim_state(self)->state_error,
+                    "the simulator is running in another thread: one thread at a time may use "
+                    "a Simulator (give each thread its own, e.g. sim.copy())");
+    return -1;
+  }
+  return 0;
+}
+
+#define READY(self) \
+  if (sim_unavailable(self)) return NULL
 
 static PyObject *Sim_set_params(SimObject *self, PyObject *params) {
   READY(self);
-  if (apply_params(&self->m, params)) return NULL;
+  if (apply_params(&self->m, params, sim_state(self)->config_error)) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -498,16 +521,21 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   if (t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
     rc = ps_run_until(&self->m, &self->d, t_end, err, sizeof err);
   } else {
+    self->busy = 1;
     while (!rc && self->d.now_ns < t_end) {
       int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
       Py_BEGIN_ALLOW_THREADS
       rc = ps_run_until(&self->m, &self->d, t, err, sizeof err);
       Py_END_ALLOW_THREADS
-      if (!rc && PyErr_CheckSignals()) return NULL;
+      if (!rc && PyErr_CheckSignals()) {
+        self->busy = 0;
+        return NULL;
+      }
     }
+    self->busy = 0;
   }
   if (rc) {
-    PyErr_SetString(PyExc_RuntimeError, err);
+    PyErr_SetString(sim_state(self)->state_error, err);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -686,7 +714,7 @@ static PyObject *Sim_check(SimObject *self, PyObject *noargs) {
   READY(self);
   char err[PS_ERRLEN];
   if (ps_check(&self->m, &self->d, err, sizeof err)) {
-    PyErr_SetString(PyExc_AssertionError, err);
+    PyErr_SetString(sim_state(self)->invariant_error, err);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -777,7 +805,7 @@ static PyMethodDef Sim_methods[] = {
     {"runqueue", (PyCFunction)Sim_runqueue, METH_O, "dict of a CPU's runqueue fields"},
     {"queue", (PyCFunction)Sim_queue, METH_O, "rows of the policy's queue columns, in order"},
     {"counters", (PyCFunction)Sim_counters, METH_NOARGS, "global counters and warnings"},
-    {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (AssertionError)"},
+    {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (InvariantError)"},
     {"copy", (PyCFunction)Sim_copy, METH_NOARGS, "deep copy (branch the run)"},
     {"snapshot", (PyCFunction)Sim_snapshot, METH_NOARGS, "model and state as bytes"},
     {"restore", (PyCFunction)Sim_restore, METH_O | METH_CLASS, "a new Sim from snapshot bytes"},
@@ -814,8 +842,34 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* A new exception class pysched._core.name deriving from Error and `also`
+ * (NULL: from Exception), added to the module. */
+static PyObject *new_error(PyObject *mod, const char *name, PyObject *error, PyObject *also,
+                           const char *doc) {
+  char qual[64];
+  snprintf(qual, sizeof qual, "pysched._core.%s", name);
+  PyObject *bases = error ? PyTuple_Pack(2, error, also) : NULL;
+  if (error && !bases) return NULL;
+  PyObject *e = PyErr_NewExceptionWithDoc(qual, doc, bases, NULL);
+  Py_XDECREF(bases);
+  if (e && PyModule_AddObjectRef(mod, name, e) < 0) Py_CLEAR(e);
+  return e;
+}
+
 static int module_exec(PyObject *mod) {
   module_state *st = PyModule_GetState(mod);
+  st->error = new_error(mod, "Error", NULL, NULL, "Every error pysched raises of its own.");
+  if (!st->error) return -1;
+  st->config_error = new_error(mod, "ConfigError", st->error, PyExc_ValueError,
+                               "A value outside what the simulator accepts (names it and "
+                               "the allowed range).");
+  st->state_error = new_error(mod, "StateError", st->error, PyExc_RuntimeError,
+                              "The simulator cannot do this now: a run stopped (buffer full, "
+                              "task limit, livelock), it is busy in another thread, or a "
+                              "record level is off.");
+  st->invariant_error = new_error(mod, "InvariantError", st->error, PyExc_AssertionError,
+                                  "A scheduler or engine invariant does not hold (check()).");
+  if (!st->config_error || !st->state_error || !st->invariant_error) return -1;
   st->sim_type = PyType_FromModuleAndSpec(mod, &Sim_spec, NULL);
   if (!st->sim_type) return -1;
   if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
@@ -826,12 +880,20 @@ static int module_exec(PyObject *mod) {
 static int module_traverse(PyObject *mod, visitproc visit, void *arg) {
   module_state *st = PyModule_GetState(mod);
   Py_VISIT(st->sim_type);
+  Py_VISIT(st->error);
+  Py_VISIT(st->config_error);
+  Py_VISIT(st->state_error);
+  Py_VISIT(st->invariant_error);
   return 0;
 }
 
 static int module_clear(PyObject *mod) {
   module_state *st = PyModule_GetState(mod);
   Py_CLEAR(st->sim_type);
+  Py_CLEAR(st->error);
+  Py_CLEAR(st->config_error);
+  Py_CLEAR(st->state_error);
+  Py_CLEAR(st->invariant_error);
   return 0;
 }
 

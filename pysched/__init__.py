@@ -29,6 +29,7 @@ except ImportError:
     from . import _core
 
 from . import analysis, houston, o1, programs
+from ._core import ConfigError, Error, InvariantError, StateError
 from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
 from .dist import const, exponential, normal, uniform
 from .program import Program
@@ -39,6 +40,7 @@ from .sweep import sweep
 __version__ = "0.1.0"
 
 __all__ = [
+    "Error", "ConfigError", "StateError", "InvariantError",
     "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "policy_info", "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE",

@@ -351,7 +351,7 @@ class Simulator:
         pysched.EVENT_KINDS), a read-only snapshot.  Needs record="events" or
         "series"."""
         if self.record == "counters":
-            raise RuntimeError("the event log is off: create the Simulator with record='events'")
+            raise _core.StateError("the event log is off: create the Simulator with record='events'")
         return np.frombuffer(self._core.events(), dtype=EVENT_DTYPE)
 
     def series_times(self):
@@ -363,7 +363,7 @@ class Simulator:
         """Samples of a task field: a float array (samples x tasks) with a
         column per pid (1, 2, ...) and NaN where the task did not exist."""
         if self.record != "series":
-            raise RuntimeError("series are off: create the Simulator with record='series'")
+            raise _core.StateError("series are off: create the Simulator with record='series'")
         if field not in self._series_fields:
             raise KeyError(f"field {field!r} is not sampled; sampled: {self._series_fields}")
         rec = self._samples()
@@ -421,7 +421,8 @@ class Simulator:
         return self._core.counters()
 
     def check(self):
-        """Check the engine's and the policy's invariants (AssertionError)."""
+        """Check the engine's and the policy's invariants (InvariantError, an
+        AssertionError)."""
         self._core.check()
 
     def __getstate__(self):
