@@ -13,7 +13,8 @@ ldflags = []
 build_base = "build/release"
 if os.environ.get("PYSCHED_SANITIZE"):
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
-    cflags += ["-O1", "-g", "-fno-omit-frame-pointer"] + san
+    # Python's own CFLAGS carry -fwrapv, which would hide signed overflow from UBSan
+    cflags += ["-O1", "-g", "-fno-omit-frame-pointer", "-fno-wrapv"] + san
     ldflags += san
     build_base = "build/sanitize"
 else:

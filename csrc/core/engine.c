@@ -272,10 +272,12 @@ int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *
   return 1;
 }
 
-static void source_schedule(const psModel *m, psData *d, int s) {
+/* Queue source s's next firing, if it has one; 0, or -1 when memory ran
+ * out (nothing queued, nothing failed). */
+static int source_schedule(const psModel *m, psData *d, int s) {
   const psSourceDef *def = &m->src[s];
   psSourceState *st = &d->src[s];
-  if (def->count >= 0 && st->fired >= def->count) return;
+  if (def->count >= 0 && st->fired >= def->count) return 0;
   int64_t t;
   if (def->kind == PS_SRC_EVERY) {
     t = def->start_ns + st->fired * def->period_ns;
@@ -285,7 +287,8 @@ static void source_schedule(const psModel *m, psData *d, int s) {
     t = (st->fired ? d->now_ns : def->start_ns) + (int64_t)(gap + 0.5);
   }
   if (t < d->now_ns) t = d->now_ns;
-  ps_push_event(d, t, PS_EV_SOURCE, s);
+  psEvt e = {t, PS_EV_SOURCE, s};
+  return psu_heap_push(&d->heap, e);
 }
 
 int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen) {
@@ -305,10 +308,12 @@ int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int er
   d->src[i].fired = 0;
   m->nsrc++;
   d->nsrc++;
-  source_schedule(m, d, i);
-  if (d->failed) {
-    snprintf(err, errlen, "%s", d->errmsg);
-    d->failed = 0;
+  /* a failure left by an earlier run is no concern of this call (the next
+   * run clears it); only its own scheduling may fail, and then it is undone */
+  if (source_schedule(m, d, i)) {
+    m->nsrc--;
+    d->nsrc--;
+    snprintf(err, errlen, "out of memory adding a source");
     return -1;
   }
   return 0;
@@ -514,7 +519,7 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
     default:
       d->src[e.key].fired++;
       ps_post(m, d, m->src[e.key].chan, NULL, 0);
-      source_schedule(m, d, e.key);
+      if (source_schedule(m, d, e.key)) ps_fail(d, "out of memory queueing an event");
       break;
   }
 }
@@ -594,7 +599,9 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "cpu %d runs pid %d in state %d", c, cur->pid, cur->state);
       return -1;
     }
-    if (cur->cpu != c || !(cur->cpus_allowed >> c & 1)) {
+    /* a task whose affinity changed while it ran moves at its next switch
+     * (migrate_to), and may run outside its mask until then */
+    if (cur->cpu != c || (!(cur->cpus_allowed >> c & 1) && cur->migrate_to < 0)) {
       snprintf(err, errlen, "pid %d runs on cpu %d outside its affinity or its cpu field", cur->pid, c);
       return -1;
     }
@@ -618,7 +625,7 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "pid %d: state %d but on_rq %d", t->pid, t->state, t->on_rq);
       return -1;
     }
-    if (t->state == PS_TASK_RUNNING && !(t->cpus_allowed >> t->cpu & 1)) {
+    if (t->state == PS_TASK_RUNNING && !(t->cpus_allowed >> t->cpu & 1) && t->migrate_to < 0) {
       snprintf(err, errlen, "pid %d queued on cpu %d outside its affinity", t->pid, t->cpu);
       return -1;
     }

@@ -1,15 +1,62 @@
 /* Snapshots: a model and its state as one flat byte string (for pickle and
- * for shipping a branched run to another process).  Everything is stored as
- * the structs of this build, so a snapshot is read back by the same build
- * only; the header says which.  Loading checks every length and index before
- * it trusts them. */
+ * for shipping a branched run to another process).
+ *
+ * Layout: magic, format version, a hash of this build's struct layouts and
+ * policy tables, the preset's name; the model (parameters by name), the
+ * programs and sources; the state; the record rings; last a checksum
+ * (FNV-1a 64) of everything before it.  The structs are stored as this
+ * build lays them out, so a snapshot is read back by a build with the same
+ * layout hash only.  Loading verifies the checksum, then checks every
+ * length, index, count, op and time before anything is used, so that no
+ * blob -- damaged or crafted -- can crash, hang or silently change a run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pysched.h"
+#include "engine_internal.h"
 
-#define MAGIC "PSCHED01"
+#define MAGIC "PSCHED02"
+#define FORMAT_VERSION 2
+#define NAME_LEN 64
+/* the latest time a snapshot may hold: far beyond any run, far from overflow */
+#define MAX_TIME_NS (INT64_MAX / 4)
+
+/* ---- FNV-1a 64 ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+#define FNV_BASIS 0xcbf29ce484222325ULL
+
+static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv(h, &v, sizeof v); }
+static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
+
+static uint64_t fields_hash(uint64_t h, const psFieldInfo *f, int n) {
+  for (int i = 0; i < n; i++) {
+    h = fnv_str(h, f[i].name);
+    h = fnv_i64(fnv_i64(fnv_i64(h, f[i].type), (int64_t)f[i].offset), f[i].at);
+  }
+  return h;
+}
+
+/* What a snapshot's bytes mean in this build: struct sizes, the policy's
+ * state tables and parameter names. */
+static uint64_t layout_hash(const psPolicy *pol) {
+  int64_t sizes[] = {sizeof(psModel), sizeof(psData), sizeof(psTask), sizeof(psCpu),
+                     sizeof(psOp),    sizeof(psEvt),  sizeof(psChannel), sizeof(psSourceDef),
+                     sizeof(psSourceState), (int64_t)pol->rq_size, PS_MAX_PARAMS, PS_TASK_PRIV};
+  uint64_t h = fnv(FNV_BASIS, sizes, sizeof sizes);
+  h = fnv_str(h, pol->name);
+  h = fields_hash(h, ps_task_fields, ps_ntask_fields);
+  h = fields_hash(h, pol->task_fields, pol->ntask_fields);
+  h = fields_hash(h, pol->rq_fields, pol->nrq_fields);
+  for (int i = 0; i < pol->nparams; i++) h = fnv_str(h, pol->params[i].name);
+  return h;
+}
+
+/* ---- writing ---- */
 
 typedef struct {
   unsigned char *buf;
@@ -36,6 +83,12 @@ static void put(writer *w, const void *p, size_t n) {
 
 static void put_i64(writer *w, int64_t v) { put(w, &v, sizeof v); }
 
+static void put_name(writer *w, const char *s) {
+  char name[NAME_LEN] = {0};
+  snprintf(name, sizeof name, "%s", s);
+  put(w, name, sizeof name);
+}
+
 static void put_ring(writer *w, const psRing *r) {
   put_i64(w, r->n);
   put_i64(w, r->dropped);
@@ -51,14 +104,16 @@ static void put_ring(writer *w, const psRing *r) {
 
 int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len) {
   writer w = {0};
-  int64_t sizes[5] = {sizeof(psModel), sizeof(psData), sizeof(psTask), (int64_t)m->policy->rq_size,
-                      PS_MAX_PARAMS};
   put(&w, MAGIC, 8);
-  put(&w, sizes, sizeof sizes);
-  char name[64] = {0};
-  snprintf(name, sizeof name, "%s", m->preset->name);
-  put(&w, name, sizeof name);
+  put_i64(&w, FORMAT_VERSION);
+  put_i64(&w, (int64_t)layout_hash(m->policy));
+  put_name(&w, m->preset->name);
   put(&w, m, sizeof *m);
+  put_i64(&w, m->policy->nparams);
+  for (int i = 0; i < m->policy->nparams; i++) {
+    put_name(&w, m->policy->params[i].name);
+    put_i64(&w, m->param[i]);
+  }
   put(&w, m->ops, (size_t)m->nops * sizeof(psOp));
   put(&w, m->progs, (size_t)m->nprogs * sizeof(psProgram));
   put(&w, m->src, (size_t)m->nsrc * sizeof(psSourceDef));
@@ -72,6 +127,7 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   put_ring(&w, &d->events);
   put_ring(&w, &d->latencies);
   put_ring(&w, &d->series);
+  if (!w.bad) put_i64(&w, (int64_t)fnv(FNV_BASIS, w.buf, w.n));
   if (w.bad) {
     free(w.buf);
     return -1;
@@ -80,6 +136,8 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   *len = w.n;
   return 0;
 }
+
+/* ---- reading ---- */
 
 typedef struct {
   const unsigned char *p;
@@ -110,7 +168,7 @@ static int get_ring(reader *r, psRing *ring, size_t elem) {
   int64_t n, dropped;
   psu_ring_init(ring, elem);
   if (get(r, &n, sizeof n) || get(r, &dropped, sizeof dropped)) return -1;
-  if (n < 0 || (size_t)n * elem > r->left) return -1;
+  if (n < 0 || dropped < 0 || (size_t)n * elem > r->left) return -1;
   if (n) {
     ring->buf = get_array(r, n, elem, n);
     if (!ring->buf) return -1;
@@ -121,67 +179,208 @@ static int get_ring(reader *r, psRing *ring, size_t elem) {
 }
 
 static int index_ok(int32_t i, int32_t n) { return i >= -1 && i < n; }
+static int time_ok(int64_t t) { return t >= 0 && t <= MAX_TIME_NS; }
 
-/* Every stored index lies in range, so that walking the state is safe. */
-static int indices_ok(const psModel *m, const psData *d) {
-  for (int c = 0; c < m->ncpu; c++)
-    if (d->cpu[c].curr < 0 || d->cpu[c].curr >= d->ntask || d->cpu[c].idle != c) return 0;
+#define BAD(...)                            \
+  do {                                      \
+    snprintf(err, errlen, __VA_ARGS__);     \
+    return 0;                               \
+  } while (0)
+
+/* The machine, before the policy derives anything from it. */
+static int machine_ok(const psModel *m, char *err, int errlen) {
+  if (m->ncpu < 1 || m->ncpu > PS_MAX_CPUS) BAD("cpus %d", m->ncpu);
+  if (m->hz < 1 || m->hz > 100000 || 1000000000 % m->hz || m->tick_ns != 1000000000 / m->hz)
+    BAD("hz %d with a tick of %lld ns", m->hz, (long long)m->tick_ns);
+  return 1;
+}
+
+/* The model's recording options, programs and sources. */
+static int model_ok(const psModel *m, char *err, int errlen) {
+  if ((m->stagger_ticks | m->rec_events | m->rec_latency | m->rec_series | m->overwrite |
+       m->debug_checks) & ~1)
+    BAD("a flag is neither 0 nor 1");
+  if (m->switch_cost_ns < 0 || m->switch_cost_ns > m->tick_ns) BAD("switch_cost_ns");
+  if (m->max_tasks < 1 || m->max_tasks > 10000000) BAD("max_tasks %d", m->max_tasks);
+  if (m->series_every < 1 || m->max_trace_bytes < 0) BAD("series_every or max_trace_bytes");
+  if (m->nseries < 0 || m->nseries > PS_MAX_SERIES_FIELDS || m->rec_series != (m->nseries > 0))
+    BAD("series fields");
+  for (int32_t k = 0; k < m->nseries; k++)
+    if (m->series[k] < 0 || m->series[k] >= ps_nfields(m)) BAD("series field %d", m->series[k]);
+  if (m->nchan < 0) BAD("channels");
+  /* every program as psu_program_check sees it: loop references relative */
+  int32_t next = 0;
+  for (int32_t k = 0; k < m->nprogs; k++) {
+    const psProgram *pr = &m->progs[k];
+    if (pr->first != next || pr->n < 0 || pr->n > m->nops - pr->first) BAD("program %d", k);
+    next = pr->first + pr->n;
+    psOp *ops = malloc((size_t)(pr->n ? pr->n : 1) * sizeof(psOp));
+    if (!ops) BAD("out of memory");
+    for (int32_t i = 0; i < pr->n; i++) {
+      ops[i] = m->ops[pr->first + i];
+      if (ops[i].kind == PS_OP_LOOP) ops[i].arg2 -= pr->first;
+      if (ops[i].kind == PS_OP_END) ops[i].arg -= pr->first;
+    }
+    char msg[PS_ERRLEN];
+    int rc = psu_program_check(ops, pr->n, m->nprogs, m->nchan, msg, sizeof msg);
+    free(ops);
+    if (rc) BAD("program %d: %s", k, msg);
+  }
+  if (next != m->nops) BAD("ops outside every program");
+  for (int32_t k = 0; k < m->nsrc; k++) {
+    const psSourceDef *s = &m->src[k];
+    if (s->chan < 0 || s->chan >= m->nchan || (s->kind != PS_SRC_EVERY && s->kind != PS_SRC_POISSON) ||
+        s->period_ns < 1 || s->period_ns > PS_MAX_DURATION_NS || !time_ok(s->start_ns) ||
+        s->count < -1)
+      BAD("source %d", k);
+  }
+  return 1;
+}
+
+/* Where task t is in its program: pc and loop frames inside it. */
+static int program_state_ok(const psModel *m, const psTask *t) {
+  const psProgState *s = &t->ps;
+  if (s->prog < 0 || s->prog >= m->nprogs) return 0;
+  const psProgram *pr = &m->progs[s->prog];
+  if (s->pc < pr->first || s->pc > pr->first + pr->n || s->op_left < 0) return 0;
+  if (s->loop_depth < 0 || s->loop_depth > PS_LOOP_DEPTH) return 0;
+  for (int k = 0; k < s->loop_depth; k++)
+    if (s->loop[k].op < pr->first || s->loop[k].op >= pr->first + pr->n ||
+        m->ops[s->loop[k].op].kind != PS_OP_LOOP || s->loop[k].left < -1)
+      return 0;
+  return 1;
+}
+
+/* Every generic index, count and time of the state, so that the engine and
+ * the policy's check may walk it safely. */
+static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
+  int64_t now = d->now_ns;
+  if (!time_ok(now) || d->jiffies != (uint64_t)(now / m->tick_ns)) BAD("the clock");
+  if (d->instant_actions < 0 || d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT + 1) BAD("actions");
+  for (int c = 0; c < m->ncpu; c++) {
+    const psCpu *cpu = &d->cpu[c];
+    if (cpu->curr < 0 || cpu->curr >= d->ntask || cpu->idle != c) BAD("cpu %d's task", c);
+    if (cpu->next_tick_ns <= now || cpu->next_tick_ns > now + m->tick_ns ||
+        cpu->run_since_ns > now || cpu->run_since_ns < 0 ||
+        cpu->overhead_until_ns > now + m->switch_cost_ns)
+      BAD("cpu %d's times", c);
+  }
+  int32_t alive = 0;
   for (int32_t i = 0; i < d->ntask; i++) {
     const psTask *t = &d->task[i];
-    if (!index_ok(t->wait_next, d->ntask) || t->ppid < 0 || t->ppid > d->ntask ||
-        t->cpu < 0 || t->cpu >= m->ncpu || (t->on_rq != 0 && t->on_rq != 1) ||
-        t->ps.loop_depth < 0 || t->ps.loop_depth > PS_LOOP_DEPTH || t->ps.prog < 0 ||
-        (i >= m->ncpu && t->ps.prog >= m->nprogs) || t->ps.pc < 0 || t->ps.pc > m->nops)
-      return 0;
+    int idle = i < m->ncpu;
+    uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+    if (t->is_idle != idle || t->pid != (idle ? 0 : i - m->ncpu + 1)) BAD("task %d's identity", i);
+    if (t->ppid < 0 || t->ppid >= t->pid + !t->pid) BAD("pid %d's parent", t->pid);
+    if (t->state != 0 && t->state != 1 && t->state != 2 && t->state != 4 && t->state != 8)
+      BAD("pid %d's state", t->pid);
+    if (t->policy < PS_SCHED_NORMAL || t->policy > PS_SCHED_RR || t->rt_priority < 0 ||
+        t->rt_priority > 99 || (!idle && (t->nice < -20 || t->nice > 19)))
+      BAD("pid %d's policy or nice", t->pid);
+    if (t->cpu < 0 || t->cpu >= m->ncpu || !(t->cpus_allowed & all) || (t->cpus_allowed & ~all) ||
+        t->migrate_to < -1 || t->migrate_to >= m->ncpu || (t->on_rq & ~1))
+      BAD("pid %d's cpu", t->pid);
+    if (t->burst_left_ns < 0 || t->burst_left_ns > PS_MAX_DURATION_NS ||
+        !index_ok(t->wait_chan, m->nchan) || !index_ok(t->wait_next, d->ntask))
+      BAD("pid %d's work or waits", t->pid);
+    if (t->acct < PS_ACCT_RUN || t->acct > PS_ACCT_NONE || !time_ok(t->since_ns) ||
+        t->since_ns > now || (t->exit_ns != -1 && (t->exit_ns < 0 || t->exit_ns > now)) ||
+        (t->woken_ns != -1 && (t->woken_ns < 0 || t->woken_ns > now)))
+      BAD("pid %d's accounting", t->pid);
+    if (!idle && !program_state_ok(m, t)) BAD("pid %d's program state", t->pid);
+    alive += !idle && t->exit_ns < 0;
   }
-  for (int32_t k = 0; k < d->nchan; k++)
-    if (!index_ok(d->chan[k].head, d->ntask) || !index_ok(d->chan[k].tail, d->ntask)) return 0;
+  if (alive != d->nlive) BAD("%d live tasks, not %d", alive, d->nlive);
+  for (int32_t k = 0; k < d->nchan; k++) {
+    const psChannel *c = &d->chan[k];
+    if (c->count < 0 || !index_ok(c->head, d->ntask) || !index_ok(c->tail, d->ntask))
+      BAD("channel %d", k);
+    /* its waiters: a chain of tasks that wait on it, ending at tail */
+    int32_t n = 0, last = -1;
+    for (int32_t i = c->head; i >= 0; i = d->task[i].wait_next, n++) {
+      if (n > d->ntask || d->task[i].wait_chan != k) BAD("channel %d's waiters", k);
+      last = i;
+    }
+    if (last != c->tail) BAD("channel %d's waiters", k);
+  }
+  for (int32_t k = 0; k < d->nsrc; k++)
+    if (d->src[k].fired < 0 || (m->src[k].count >= 0 && d->src[k].fired > m->src[k].count))
+      BAD("source %d's state", k);
   for (int64_t k = 0; k < d->heap.n; k++) {
     const psEvt *e = &d->heap.e[k];
     if (e->cls < PS_EV_TIMER || e->cls > PS_EV_SOURCE || e->key < 0 ||
-        e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask))
-      return 0;
+        e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask) || e->time_ns < now ||
+        e->time_ns > now + PS_MAX_DURATION_NS + m->tick_ns)
+      BAD("event %lld", (long long)k);
+    /* the heap order the queue relies on */
+    const psEvt *parent = &d->heap.e[(k - 1) / 2];
+    if (k && (parent->time_ns > e->time_ns ||
+              (parent->time_ns == e->time_ns &&
+               (parent->cls > e->cls || (parent->cls == e->cls && parent->key > e->key)))))
+      BAD("event %lld out of order", (long long)k);
   }
-  for (int32_t k = 0; k < m->nops; k++)
-    if (m->ops[k].kind == PS_OP_LOOP || m->ops[k].kind == PS_OP_END)
-      if (m->ops[k].arg < 0 || m->ops[k].arg >= m->nops || m->ops[k].arg2 < 0 ||
-          (m->ops[k].kind == PS_OP_LOOP && m->ops[k].arg2 >= m->nops))
-        return 0;
+  return 1;
+}
+
+/* The parameters by name, checked and applied as one set. */
+static int get_params(reader *r, psModel *m, char *err, int errlen) {
+  int64_t n;
+  if (get(r, &n, sizeof n) || n != m->policy->nparams) BAD("the parameter list");
+  char names[PS_MAX_PARAMS][NAME_LEN];
+  const char *ptrs[PS_MAX_PARAMS];
+  int64_t values[PS_MAX_PARAMS];
+  int seen[PS_MAX_PARAMS] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    if (get(r, names[i], NAME_LEN) || get(r, &values[i], sizeof values[i])) BAD("parameters");
+    names[i][NAME_LEN - 1] = 0;
+    ptrs[i] = names[i];
+    int k = ps_param_index(m, names[i]);
+    if (k < 0 || seen[k]++) BAD("parameter %lld unknown or repeated", (long long)i);
+  }
+  char msg[PS_ERRLEN];
+  if (ps_set_params(m, ptrs, values, (int)n, msg, sizeof msg)) BAD("%s", msg);
   return 1;
 }
 
 int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d, char *err,
                      int errlen) {
   reader r = {buf, len};
-  char magic[8], name[64];
-  int64_t sizes[5];
+  char magic[8], name[NAME_LEN];
+  int64_t version, hash, sum;
+  char why[PS_ERRLEN] = "truncated";
   memset(m, 0, sizeof *m);
   memset(d, 0, sizeof *d);
-  if (get(&r, magic, 8) || memcmp(magic, MAGIC, 8) || get(&r, sizes, sizeof sizes) ||
-      get(&r, name, sizeof name)) {
+  if (get(&r, magic, 8) || memcmp(magic, MAGIC, 8) || get(&r, &version, sizeof version) ||
+      get(&r, &hash, sizeof hash) || get(&r, name, sizeof name)) {
     snprintf(err, errlen, "not a pysched snapshot");
     return -1;
   }
-  name[63] = 0;
+  name[NAME_LEN - 1] = 0;
   const psPreset *pre = ps_preset_find(name);
-  if (!pre || sizes[0] != (int64_t)sizeof(psModel) || sizes[1] != (int64_t)sizeof(psData) ||
-      sizes[2] != (int64_t)sizeof(psTask) || sizes[3] != (int64_t)pre->policy->rq_size ||
-      sizes[4] != PS_MAX_PARAMS) {
+  if (version != FORMAT_VERSION || !pre || (uint64_t)hash != layout_hash(pre->policy)) {
     snprintf(err, errlen, "the snapshot was made by another build of pysched");
     return -1;
   }
+  if (len < 8 + sizeof sum) goto bad;
+  memcpy(&sum, buf + len - sizeof sum, sizeof sum);
+  if ((uint64_t)sum != fnv(FNV_BASIS, buf, len - sizeof sum)) {
+    snprintf(why, sizeof why, "its checksum does not match");
+    goto bad;
+  }
+  r.left -= sizeof sum;
   psModel mm;
   psData dd;
   if (get(&r, &mm, sizeof mm)) goto bad;
+  /* only plain values are taken from the stored struct; pointers and the
+   * policy come from this build */
   mm.policy = pre->policy;
   mm.preset = pre;
-  if (ps_hooks_resolve(pre->policy, &mm.hooks, err, errlen)) return -1;
   mm.ops = NULL;
   mm.progs = NULL;
   mm.src = NULL;
-  if (mm.ncpu < 1 || mm.ncpu > PS_MAX_CPUS || mm.nseries < 0 || mm.nseries > PS_MAX_SERIES_FIELDS)
-    goto bad;
+  if (ps_hooks_resolve(pre->policy, &mm.hooks, why, sizeof why)) goto bad;
   *m = mm;
+  if (!machine_ok(m, why, sizeof why) || !get_params(&r, m, why, sizeof why)) goto bad;
   m->ops = get_array(&r, mm.nops, sizeof(psOp), 1 << 26);
   m->progs = get_array(&r, mm.nprogs, sizeof(psProgram), 1 << 26);
   m->src = get_array(&r, mm.nsrc, sizeof(psSourceDef), 1 << 26);
@@ -189,15 +388,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
   m->cap_ops = mm.nops ? mm.nops : 1;
   m->cap_progs = mm.nprogs ? mm.nprogs : 1;
   m->cap_src = mm.nsrc ? mm.nsrc : 1;
-  for (int32_t k = 0; k < m->nprogs; k++)
-    if (m->progs[k].first < 0 || m->progs[k].n < 0 || m->progs[k].first + m->progs[k].n > m->nops)
-      goto bad;
-  for (int32_t k = 0; k < m->nsrc; k++)
-    if (m->src[k].chan < 0 || m->src[k].chan >= m->nchan) goto bad;
-  for (int32_t k = 0; k < m->nseries; k++)
-    if (m->series[k] < 0 || m->series[k] >= ps_nfields(m)) goto bad;
-  char msg[PS_ERRLEN];
-  if (m->hooks.configure(m, msg, sizeof msg)) goto bad;
+  if (!model_ok(m, why, sizeof why)) goto bad;
   if (get(&r, &dd, sizeof dd)) goto bad;
   if (dd.ntask < m->ncpu || dd.nchan != m->nchan || dd.nsrc != m->nsrc || dd.heap.n < 0) goto bad;
   d->now_ns = dd.now_ns;
@@ -209,6 +400,9 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
   memcpy(d->warn, dd.warn, sizeof d->warn);
   d->nr_forks = dd.nr_forks;
   d->nr_exits = dd.nr_exits;
+  /* the livelock count travels too: a twin fails where its original would */
+  d->instant_ns = dd.instant_ns;
+  d->instant_actions = dd.instant_actions;
   d->cpu = get_array(&r, m->ncpu, sizeof(psCpu), PS_MAX_CPUS);
   d->rq = get_array(&r, m->ncpu, m->policy->rq_size, PS_MAX_CPUS);
   d->task = get_array(&r, dd.ntask, sizeof(psTask), 1 << 26);
@@ -222,11 +416,11 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
       get_ring(&r, &d->latencies, sizeof(psLatencyRec)) ||
       get_ring(&r, &d->series, sizeof(psSampleRec)) || r.left)
     goto bad;
-  if (!indices_ok(m, d) || ps_check(m, d, msg, sizeof msg)) goto bad;
+  if (!state_ok(m, d, why, sizeof why) || ps_check(m, d, why, sizeof why)) goto bad;
   return 0;
 bad:
   ps_data_free(d);
   ps_model_free(m);
-  snprintf(err, errlen, "the snapshot is damaged");
+  snprintf(err, errlen, "the snapshot is damaged: %s", why);
   return -1;
 }
