@@ -37,6 +37,7 @@ from .registry import ParamInfo, formula, policies, policy_info, preset_params, 
 from .simulator import Simulator, TaskView
 from .sweep import sweep
 
+# the package version: pyproject.toml reads it from here (setuptools dynamic)
 __version__ = "0.1.0"
 
 __all__ = [
