@@ -11,10 +11,15 @@ in C, driven from Python::
 """
 import os as _os
 import sys as _sys
+from importlib import import_module as _import_module
 
 try:
-    from . import _core
-except ImportError:
+    _core = _import_module(__name__ + "._core")
+except ModuleNotFoundError as _missing:
+    # Only a core that is not there at all: any other failure to load it (an
+    # undefined symbol, a wrong ABI, a module it needs) propagates as it is.
+    if _missing.name != __name__ + "._core":
+        raise
     # Imported from a source checkout (python -m pysched in its root puts the
     # root first on sys.path), whose package has no compiled core: defer to
     # the installed package for every submodule.
@@ -24,9 +29,16 @@ except ImportError:
     _spec = _PathFinder.find_spec(
         __name__, [p for p in _sys.path if _os.path.abspath(p or _os.curdir) != _root])
     if _spec is None or not _spec.submodule_search_locations:
-        raise ImportError("pysched's compiled core is missing: install it with pip install .")
+        raise ImportError(
+            "pysched's compiled core is missing: install it with pip install .") from _missing
     __path__[:] = list(_spec.submodule_search_locations)
-    from . import _core
+    try:
+        _core = _import_module(__name__ + "._core")
+    except ImportError as _error:
+        raise ImportError(
+            f"pysched's compiled core is missing from {_os.path.dirname(_os.path.abspath(__file__))}"
+            f" and that of the installed package in {', '.join(__path__)} failed to import:"
+            f" {type(_error).__name__}: {_error}") from _error
 
 from . import analysis, houston, o1, programs
 from ._core import ConfigError, Error, InvariantError, StateError

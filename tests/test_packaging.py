@@ -1,7 +1,33 @@
-"""The installed package's metadata agrees with the package itself."""
+"""The installed package's metadata agrees with the package itself, and its
+import reports what went wrong when the compiled core cannot be loaded."""
 import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
 
 import pysched
+
+BROKEN_CORE = 'raise ImportError("undefined symbol: ps_bogus")\n'
+
+
+def package_copy(root, core=None):
+    """root/pysched: the installed pysched/__init__.py, with a _core.py of
+    source `core` (no core at all when None)."""
+    (root / "pysched").mkdir(parents=True)
+    shutil.copy(pysched.__file__, root / "pysched" / "__init__.py")
+    if core is not None:
+        (root / "pysched" / "_core.py").write_text(core)
+    return root
+
+
+def import_pysched(cwd, code="import pysched", pythonpath=None, flags=()):
+    """python -c code in cwd (first on sys.path, as for python -m pysched)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run([sys.executable, *flags, "-c", code], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_version_is_the_installed_distributions_version():
@@ -13,3 +39,37 @@ def test_the_license_is_declared_and_shipped():
     assert dist.metadata["License-Expression"] == "GPL-2.0-or-later"
     shipped = [f for f in dist.files if f.name == "LICENSE"]
     assert shipped and "GNU GENERAL PUBLIC LICENSE" in shipped[0].read_text()
+
+
+def test_a_source_checkout_without_core_defers_to_the_installed_package(tmp_path):
+    src = package_copy(tmp_path)
+    r = import_pysched(src, "import pysched; print(pysched._core.__file__)")
+    assert r.returncode == 0, r.stderr
+    assert os.path.dirname(r.stdout.strip()) == os.path.dirname(pysched.__file__)
+
+
+def test_a_source_checkout_without_core_and_no_installed_package_says_so(tmp_path):
+    # -S: no site-packages, so no installed pysched to defer to
+    r = import_pysched(package_copy(tmp_path), flags=["-S"])
+    assert r.returncode != 0
+    assert "No module named 'pysched._core'" in r.stderr  # chained
+    assert r.stderr.strip().splitlines()[-1] == (
+        "ImportError: pysched's compiled core is missing: install it with pip install .")
+
+
+def test_a_core_that_fails_to_load_is_not_reported_as_missing(tmp_path):
+    r = import_pysched(package_copy(tmp_path, BROKEN_CORE))
+    assert r.returncode != 0
+    assert "ImportError: undefined symbol: ps_bogus" in r.stderr
+    assert "missing" not in r.stderr
+
+
+def test_a_source_checkout_names_the_installed_cores_own_error(tmp_path):
+    src = package_copy(tmp_path / "src")
+    installed = package_copy(tmp_path / "installed", BROKEN_CORE)
+    r = import_pysched(src, pythonpath=installed)
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert "compiled core is missing from " + str(src / "pysched") in last
+    assert str(installed / "pysched") in last and "undefined symbol: ps_bogus" in last
+    assert "direct cause" in r.stderr  # the original exception is chained
