@@ -446,7 +446,9 @@ static PyObject *Sim_add_source(SimObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "iiLLL", &s.chan, &s.kind, &s.period_ns, &s.start_ns, &s.count)) return NULL;
   if (s.chan < 0 || s.chan >= self->m.nchan) return raise_value("source channel does not exist");
   if (s.kind != PS_SRC_EVERY && s.kind != PS_SRC_POISSON) return raise_value("unknown source kind");
-  if (s.period_ns < 1 || s.period_ns > PS_MAX_DURATION_NS) return raise_value("source period out of range");
+  /* a denser source only stalls the run: nothing of a scheduler shows above 1 MHz */
+  if (s.period_ns < 1000 || s.period_ns > PS_MAX_DURATION_NS)
+    return raise_value("a source's period must lie in 1 us .. 10^6 s (at most 1 MHz)");
   if (s.start_ns < self->d.now_ns || s.start_ns > self->d.now_ns + PS_MAX_DURATION_NS)
     return raise_value("source start out of range");
   char err[PS_ERRLEN];
@@ -508,33 +510,40 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   return PyLong_FromLong(pid);
 }
 
-/* run_until(t_end_ns): deliver everything due up to t_end, in chunks with
- * the GIL released, checking for signals between chunks. */
+/* run_until(t_end_ns): deliver everything due up to t_end with the GIL
+ * released, in pieces of at most 100,000 ticks and RUN_INSTANTS instants,
+ * checking for Ctrl-C between them: tens of milliseconds of work at most,
+ * however dense the events. */
+#define RUN_INSTANTS 200000
 static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   READY(self);
   long long t_end = PyLong_AsLongLong(arg);
   if (t_end == -1 && PyErr_Occurred()) return NULL;
   if (t_end < self->d.now_ns) return raise_value("cannot run backwards in time");
   char err[PS_ERRLEN];
+  if (ps_check_time(t_end, err, sizeof err)) {
+    PyErr_SetString(sim_state(self)->state_error, err);
+    return NULL;
+  }
   const int64_t chunk = 100000 * self->m.tick_ns;
   int rc = 0;
   if (t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
-    rc = ps_run_until(&self->m, &self->d, t_end, err, sizeof err);
+    rc = ps_run_until(&self->m, &self->d, t_end, 0, err, sizeof err);
   } else {
     self->busy = 1;
-    while (!rc && self->d.now_ns < t_end) {
+    while (rc >= 0 && self->d.now_ns < t_end) {
       int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
       Py_BEGIN_ALLOW_THREADS
-      rc = ps_run_until(&self->m, &self->d, t, err, sizeof err);
+      rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS, err, sizeof err);
       Py_END_ALLOW_THREADS
-      if (!rc && PyErr_CheckSignals()) {
+      if (rc >= 0 && PyErr_CheckSignals()) {
         self->busy = 0;
         return NULL;
       }
     }
     self->busy = 0;
   }
-  if (rc) {
+  if (rc < 0) {
     PyErr_SetString(sim_state(self)->state_error, err);
     return NULL;
   }

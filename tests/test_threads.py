@@ -1,7 +1,11 @@
-"""Threads: run() releases the GIL, so a second thread may call into a
-simulator while it runs.  That call gets a clear StateError -- never a crash
-or a lost step -- and two simulators in two threads run side by side."""
+"""Threads and time: run() releases the GIL, so a second thread may call
+into a simulator while it runs.  That call gets a clear StateError -- never
+a crash or a lost step -- and two simulators in two threads run side by
+side.  Ctrl-C stops a run promptly however dense its events, and a run is
+refused past the time the clock can represent."""
+import signal
 import threading
+import time
 
 import pytest
 
@@ -97,3 +101,44 @@ def test_two_simulators_in_two_threads_run_independently():
     ref_b.run(seconds=SECONDS)
     assert ea == [] and eb == []
     assert (a.stats() == ref_a.stats()).all() and (b.stats() == ref_b.stats()).all()
+
+
+def interrupt_after(seconds):
+    signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+@pytest.mark.parametrize("workload", ["hogs", "a 1 MHz device"])
+def test_ctrl_c_stops_a_long_run_within_a_fifth_of_a_second(workload):
+    sim = ps.Simulator("linux-2.5.65", latencies=False)
+    sim.spawn(ps.programs.cpu_hog())
+    if workload != "hogs":
+        # a million events per simulated second: 10^8 for the whole run
+        sim.spawn(ps.Program().loop().wait("irq").end())
+        sim.source("irq", every_us=1)
+    interrupt_after(0.1)
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.run(seconds=100_000)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    assert time.perf_counter() - t0 < 0.3
+    sim.check()  # stopped between two instants, and usable again
+    before = sim.now_ns
+    sim.run(seconds=0.01)
+    assert sim.now_ns == before + 10_000_000
+
+
+def test_a_denser_source_than_1_mhz_is_refused():
+    sim = ps.Simulator("linux-2.5.65")
+    with pytest.raises(ValueError, match="at most 1 MHz"):
+        sim.source("irq", every_us=0.001)
+
+
+def test_a_run_past_the_representable_time_is_refused():
+    sim = ps.Simulator("linux-2.5.65", hz=100)
+    with pytest.raises(ps.StateError, match="past the last time a run may reach"):
+        sim._core.run_until(2**62)
+    assert sim.now_ns == 0

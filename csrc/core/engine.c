@@ -549,12 +549,24 @@ static void resolve(const psModel *m, psData *d) {
   }
 }
 
-int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errlen) {
+int ps_check_time(int64_t t, char *err, int errlen) {
+  if (t <= PS_MAX_TIME_NS) return 0;
+  snprintf(err, errlen, "t=%lld ns is past the last time a run may reach, %lld ns (%.0f years)",
+           (long long)t, (long long)PS_MAX_TIME_NS, PS_MAX_TIME_NS / 3.15576e16);
+  return -1;
+}
+
+int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instants, char *err,
+                 int errlen) {
+  if (ps_check_time(t_end, err, errlen)) return -1;
   d->failed = 0;
   d->trace_full = 0;
   /* anything left to do at the current instant (a spawn, a renice) first */
   resolve(m, d);
+  int64_t instants = 0;
   while (!d->failed) {
+    /* a pause between two instants is invisible: resuming equals running on */
+    if (max_instants && instants++ == max_instants) return 1;
     int64_t t = next_time(m, d);
     if (t > t_end) {
       advance_to(m, d, t_end);

@@ -191,10 +191,20 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src);
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
              int rt_priority, uint64_t cpus_allowed, int cpu, int ninit, const int32_t *init_field,
              const int64_t *init_value, int time_slice, char *err, int errlen);
-/* Advance to t_end (inclusive): every event due at or before t_end is
- * delivered.  0, or -1 with err (the state is consistent at the instant of
- * the failure and the run can continue once the cause is removed). */
-int ps_run_until(const psModel *m, psData *d, int64_t t_end, char *err, int errlen);
+/* The latest time a run may reach (about 73 years): far from int64
+ * overflow, whatever durations are still pending then. */
+#define PS_MAX_TIME_NS (INT64_MAX / 4)
+
+/* Advance to t_end (inclusive, at most PS_MAX_TIME_NS): every event due at
+ * or before t_end is delivered.  With max_instants > 0 it may pause after
+ * that many instants, returning 1 (call again to go on; the result is the
+ * same as one call).  0 when t_end is reached, or -1 with err (the state is
+ * consistent at the instant of the failure and the run can continue once
+ * the cause is removed). */
+int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instants, char *err,
+                 int errlen);
+/* 0 if a run may reach t, else -1 with err naming the limit. */
+int ps_check_time(int64_t t, char *err, int errlen);
 /* Time of jiffy j's tick on CPU 0. */
 static inline int64_t ps_jiffy_time(const psModel *m, uint64_t j) { return (int64_t)j * m->tick_ns; }
 

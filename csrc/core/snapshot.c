@@ -18,8 +18,6 @@
 #define MAGIC "PSCHED02"
 #define FORMAT_VERSION 2
 #define NAME_LEN 64
-/* the latest time a snapshot may hold: far beyond any run, far from overflow */
-#define MAX_TIME_NS (INT64_MAX / 4)
 
 /* ---- FNV-1a 64 ---- */
 
@@ -179,7 +177,7 @@ static int get_ring(reader *r, psRing *ring, size_t elem) {
 }
 
 static int index_ok(int32_t i, int32_t n) { return i >= -1 && i < n; }
-static int time_ok(int64_t t) { return t >= 0 && t <= MAX_TIME_NS; }
+static int time_ok(int64_t t) { return t >= 0 && t <= PS_MAX_TIME_NS; }
 
 #define BAD(...)                            \
   do {                                      \
