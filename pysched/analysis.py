@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from . import houston
+from ._checks import check_int
 
 LN2 = math.log(2)
 
@@ -43,14 +44,12 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
     Returns a dict: shares (array, sums to min(cpus, tasks)), prio (the equilibrium dynamic
     priority P, absolute, unrounded), run_avg (array), ratio (largest over
     smallest share)."""
-    nices = [int(n) for n in nices]
+    if isinstance(nices, (str, bytes)) or not hasattr(nices, "__iter__"):
+        raise TypeError(f"nices must be a list of nice values, not {nices!r}")
+    nices = [check_int("nice", n, -20, 19) for n in nices]
     if not nices:
         raise ValueError("nices is empty: give at least one nice value")
-    for n in nices:
-        if not -20 <= n <= 19:
-            raise ValueError(f"nice={n} is outside the allowed range -20..19")
-    if isinstance(cpus, bool) or not isinstance(cpus, int) or not 1 <= cpus <= 64:
-        raise ValueError(f"cpus={cpus!r} is outside the allowed range 1..64")
+    cpus = check_int("cpus", cpus, 1, 64)
     if log not in ("patch", "exp"):
         raise ValueError(f"log={log!r} is not one of ('patch', 'exp')")
     c = houston.constants(params)

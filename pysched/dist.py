@@ -6,6 +6,8 @@ A distribution is unitless; the keyword it is passed with gives the unit:
 import math
 from dataclasses import dataclass
 
+from ._checks import to_number
+
 # the core's op encoding (csrc/program.h)
 CONST, UNIFORM, EXPONENTIAL, NORMAL = 0, 1, 2, 3
 
@@ -16,8 +18,7 @@ _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def _check_number(what, x):
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise TypeError(f"{what} must be a number, not {type(x).__name__}")
+    x = to_number(what, x)
     if not math.isfinite(x) or x < 0:
         raise ValueError(f"{what}={x!r} is not allowed: durations must be finite and >= 0")
     return float(x)

@@ -25,6 +25,14 @@ def _check_policy(policy):
     return policy
 
 
+def _check_rt_priority(policy, rt_priority):
+    """rt_priority as a plain int: 1..99 for 'fifo' and 'rr', 0 for 'normal'."""
+    _check_policy(policy)
+    if policy == "normal":
+        return _check_int("rt_priority", rt_priority, 0, 0)
+    return _check_int("rt_priority", rt_priority, 1, 99)
+
+
 def _check_channel(ch):
     if not isinstance(ch, str) or not ch:
         raise TypeError(f"a channel is named by a non-empty str, not {ch!r}")
@@ -68,7 +76,7 @@ class Program:
     def loop(self, n=None):
         """Repeat the ops up to the matching end() n times (None: forever)."""
         if n is not None:
-            _check_int("loop count", n, 1, 2**31 - 1)
+            n = _check_int("loop count", n, 1, 2**31 - 1)
         if len(self._open) == MAX_LOOP_DEPTH:
             raise ValueError(f"loops nest at most {MAX_LOOP_DEPTH} deep")
         self._open.append(len(self.ops))
@@ -110,11 +118,7 @@ class Program:
 
     def setscheduler(self, policy, rt_priority=0):
         """sched_setscheduler on itself: policy 'normal' | 'fifo' | 'rr'."""
-        _check_policy(policy)
-        if policy == "normal":
-            _check_int("rt_priority", rt_priority, 0, 0)
-        else:
-            _check_int("rt_priority", rt_priority, 1, 99)
+        rt_priority = _check_rt_priority(policy, rt_priority)
         return self._op(SETSCHED, POLICIES[policy], rt_priority)
 
     def check_closed(self):

@@ -25,7 +25,7 @@ def policy_info(preset, hz=None):
     queue columns and formulas, as a dict."""
     _check_preset(preset)
     if hz is not None:
-        check_int("hz", hz, 1, 100_000)
+        hz = check_int("hz", hz, 1, 100_000)
     return _core.policy_info(preset, hz or 0)
 
 
@@ -36,7 +36,7 @@ def formula(preset, name, *args, params=None, hz=None):
     if params is not None and not isinstance(params, dict):
         raise TypeError(f"params must be a dict, not {type(params).__name__}")
     if hz is not None:
-        check_int("hz", hz, 1, 100_000)
+        hz = check_int("hz", hz, 1, 100_000)
     args = tuple(check_int(f"argument {k + 1} of {name}", a, -2**63, 2**63 - 1)
                  for k, a in enumerate(args))
     return _core.formula(preset, name, hz or 0, dict(params or {}), args)

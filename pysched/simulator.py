@@ -7,7 +7,7 @@ from . import _core
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_int as _check_int
 from ._checks import check_number
-from .program import FORK, POLICIES, POST, WAIT, Program, _check_policy
+from .program import FORK, POLICIES, POST, WAIT, Program, _check_rt_priority
 from .registry import _check_preset, policy_info
 
 RECORD_LEVELS = ("counters", "events", "series")
@@ -72,22 +72,22 @@ class Simulator:
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
                  switch_cost_ns=0, stagger_ticks=False):
         _check_preset(preset)
-        _check_int("cpus", cpus, 1, _core.MAX_CPUS)
+        cpus = _check_int("cpus", cpus, 1, _core.MAX_CPUS)
         if hz is not None:
-            _check_int("hz", hz, 1, 100_000)
+            hz = _check_int("hz", hz, 1, 100_000)
             if 10**9 % hz:
                 raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
         info = policy_info(preset, hz)
         hz = info["hz"]
-        _check_int("seed", seed, 0, 2**64 - 1)
+        seed = _check_int("seed", seed, 0, 2**64 - 1)
         if record not in RECORD_LEVELS:
             raise ValueError(f"record={record!r} is not one of {RECORD_LEVELS}")
         if on_full not in ("raise", "overwrite"):
             raise ValueError(f"on_full={on_full!r} is not one of ('raise', 'overwrite')")
-        _check_int("series_every", series_every, 1, 2**31 - 1)
-        _check_int("max_trace_bytes", max_trace_bytes, 0, 2**62)
-        _check_int("max_tasks", max_tasks, 1, 10_000_000)
-        _check_int("switch_cost_ns", switch_cost_ns, 0, 10**9 // hz)
+        series_every = _check_int("series_every", series_every, 1, 2**31 - 1)
+        max_trace_bytes = _check_int("max_trace_bytes", max_trace_bytes, 0, 2**62)
+        max_tasks = _check_int("max_tasks", max_tasks, 1, 10_000_000)
+        switch_cost_ns = _check_int("switch_cost_ns", switch_cost_ns, 0, 10**9 // hz)
         if debug is None:
             debug = os.environ.get("PYSCHED_DEBUG", "") not in ("", "0")
         self.preset = preset
@@ -165,13 +165,14 @@ class Simulator:
     def _cpus_mask(self, cpus_allowed):
         if cpus_allowed is None:
             return (1 << self.cpus) - 1
+        if isinstance(cpus_allowed, (str, bytes)) or not hasattr(cpus_allowed, "__iter__"):
+            raise TypeError(f"cpus_allowed must be a list of CPU numbers, not {cpus_allowed!r}")
         cpus = list(cpus_allowed)
         if not cpus:
             raise ValueError("cpus_allowed is empty: a task needs at least one CPU")
         mask = 0
         for c in cpus:
-            _check_int("cpu in cpus_allowed", c, 0, self.cpus - 1)
-            mask |= 1 << c
+            mask |= 1 << _check_int("cpu in cpus_allowed", c, 0, self.cpus - 1)
         return mask
 
     def spawn(self, program, *, name=None, nice=0, policy="normal", rt_priority=0,
@@ -190,26 +191,21 @@ class Simulator:
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if not 1 <= len(name.encode()) <= 31:
             raise ValueError(f"name {name!r} must be 1..31 bytes long (the kernel's comm is 16)")
-        _check_int("nice", nice, -20, 19)
-        _check_policy(policy)
-        if policy == "normal":
-            _check_int("rt_priority", rt_priority, 0, 0)
-        else:
-            _check_int("rt_priority", rt_priority, 1, 99)
+        nice = _check_int("nice", nice, -20, 19)
+        rt_priority = _check_rt_priority(policy, rt_priority)
         mask = self._cpus_mask(cpus_allowed)
         if cpu is not None:
-            _check_int("cpu", cpu, 0, self.cpus - 1)
+            cpu = _check_int("cpu", cpu, 0, self.cpus - 1)
             if not mask >> cpu & 1:
                 raise ValueError(f"cpu={cpu} is not in cpus_allowed")
         if init is None:
             init = {}
         if not isinstance(init, dict):
             raise TypeError(f"init must be a dict of task fields, not {type(init).__name__}")
-        for k, v in init.items():
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"init[{k!r}] must be an int, not {type(v).__name__}")
+        # every field is an int32 or a uint32: the core checks which
+        init = {k: _check_int(f"init[{k!r}]", v, -2**31, 2**32 - 1) for k, v in init.items()}
         if time_slice is not None:
-            _check_int("time_slice", time_slice, 1, 1_000_000)
+            time_slice = _check_int("time_slice", time_slice, 1, 1_000_000)
         prog = self._program_id(program)
         return self._core.spawn(prog, name, nice, POLICIES[policy], rt_priority, mask,
                                 -1 if cpu is None else cpu, init, time_slice or 0)
@@ -237,7 +233,7 @@ class Simulator:
         else:
             start = now + round(check_number("start_ms", start_ms, 0, 1e9) * 1e6)
         if count is not None:
-            _check_int("count", count, 0, 2**62)
+            count = _check_int("count", count, 0, 2**62)
         ch = self._channel(_check_channel_name(channel))
         self._core.add_source(ch, kind, period, start, -1 if count is None else count)
 
@@ -248,19 +244,14 @@ class Simulator:
         if (seconds is None) == (ticks is None):
             raise TypeError("run() takes exactly one of seconds= or ticks=")
         if ticks is not None:
-            _check_int("ticks", ticks, 0, MAX_SECONDS * self.hz)
-            self._core.step(ticks)
+            self.step(ticks)
         else:
-            check_number("seconds", seconds, 0, MAX_SECONDS)
+            seconds = check_number("seconds", seconds, 0, MAX_SECONDS)
             self._core.run_until(self._core.now_ns + round(seconds * 1e9))
 
     def step(self, ticks=1):
         """Advance to the tick `ticks` ticks ahead (every event up to it delivered)."""
-        if type(ticks) is not int:
-            raise TypeError(f"ticks must be an int, not {type(ticks).__name__}")
-        if not 0 <= ticks <= MAX_SECONDS * self.hz:
-            raise ValueError(f"ticks={ticks} is outside the allowed range 0..{MAX_SECONDS * self.hz}")
-        self._core.step(ticks)
+        self._core.step(_check_int("ticks", ticks, 0, MAX_SECONDS * self.hz))
 
     @property
     def now_ns(self):
@@ -286,7 +277,7 @@ class Simulator:
         self._core.set_params({name: value})
 
     def _pid(self, pid):
-        _check_int("pid", pid, 1, 2**31 - 1)
+        pid = _check_int("pid", pid, 1, 2**31 - 1)
         if pid > self._core.ntasks:
             raise KeyError(f"no task with pid {pid} (pids are 1..{self._core.ntasks})")
         return pid
@@ -294,31 +285,25 @@ class Simulator:
     def set_affinity(self, pid, cpus):
         """set_cpus_allowed(pid, cpus): a task outside its new set moves to
         the lowest allowed CPU (when it next leaves the CPU if it runs)."""
-        self._pid(pid)
+        pid = self._pid(pid)
         self._core.set_affinity(pid, self._cpus_mask(cpus))
 
     def renice(self, pid, nice):
         """set_user_nice(pid, nice); an exited task raises ValueError."""
-        self._pid(pid)
-        _check_int("nice", nice, -20, 19)
-        self._core.renice(pid, nice)
+        pid = self._pid(pid)
+        self._core.renice(pid, _check_int("nice", nice, -20, 19))
 
     def setscheduler(self, pid, policy, rt_priority=0):
         """sched_setscheduler(pid, policy, rt_priority), policy 'normal' | 'fifo' | 'rr'."""
-        self._pid(pid)
-        _check_policy(policy)
-        if policy == "normal":
-            _check_int("rt_priority", rt_priority, 0, 0)
-        else:
-            _check_int("rt_priority", rt_priority, 1, 99)
+        pid = self._pid(pid)
+        rt_priority = _check_rt_priority(policy, rt_priority)
         self._core.setscheduler(pid, POLICIES[policy], rt_priority)
 
     # ---- reading results ----
 
     def task(self, pid):
         """A TaskView of task `pid`."""
-        self._pid(pid)
-        fields = self._core.task(pid)
+        fields = self._core.task(self._pid(pid))
         return TaskView(fields)
 
     def stats(self):
@@ -341,8 +326,7 @@ class Simulator:
         """Wakeup-to-run latencies in ns, in order (one task's, or all)."""
         rec = np.frombuffer(self._core.latencies(), dtype=LATENCY_DTYPE)
         if pid is not None:
-            self._pid(pid)
-            rec = rec[rec["pid"] == pid]
+            rec = rec[rec["pid"] == self._pid(pid)]
             return rec["latency_ns"].copy()
         return rec.copy()
 
@@ -383,8 +367,7 @@ class Simulator:
 
     def runqueue(self, cpu=0):
         """The runqueue of `cpu`: curr, nr_running, expired_timestamp ..."""
-        _check_int("cpu", cpu, 0, self.cpus - 1)
-        return self._core.runqueue(cpu)
+        return self._core.runqueue(_check_int("cpu", cpu, 0, self.cpus - 1))
 
     def cpu_stats(self):
         """One row per CPU: cpu, ticks, busy_ticks, nr_switches, busy_ns,
@@ -406,7 +389,7 @@ class Simulator:
         of tuples of the policy's queue columns (``queue_columns``), codes
         shown by name -- for the O(1) family (array, prio, pid) with array
         "active" or "expired"."""
-        _check_int("cpu", cpu, 0, self.cpus - 1)
+        cpu = _check_int("cpu", cpu, 0, self.cpus - 1)
         labels = [lab.split(",") if lab else None for _, lab in self._queue_columns]
         return [tuple(lab[v] if lab else v for lab, v in zip(labels, row))
                 for row in self._core.queue(cpu)]

@@ -145,6 +145,8 @@ CALLS = [
      R("cpu in cpus_allowed=1 is outside the allowed range 0..0")),
     ("spawn cpus_allowed empty", lambda s: s.spawn(HOG(), cpus_allowed=[]), ValueError,
      "cpus_allowed is empty"),
+    ("spawn init huge", lambda s: s.spawn(HOG(), init={"sleep_avg": 10**30}), ValueError,
+     R(f"init['sleep_avg']={10**30} is outside the allowed range -2147483648..4294967295")),
     ("spawn cpu 1", lambda s: s.spawn(HOG(), cpu=1), ValueError, R("cpu=1 is outside the allowed range 0..0")),
     ("spawn cpu -1", lambda s: s.spawn(HOG(), cpu=-1), ValueError, R("cpu=-1 is outside the allowed range 0..0")),
     ("spawn loop without end", lambda s: s.spawn(Program().loop(3).run(ms=1)), ValueError,

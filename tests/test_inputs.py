@@ -1,0 +1,304 @@
+"""What the Python API accepts: any integer-like value where an int is
+expected (NumPy integers, anything with __index__), but never a bool or a
+float there; and whatever it accepts, the compiled core is handed plain
+Python ints, floats, bools and strs only."""
+import inspect
+
+import numpy as np
+import pytest
+
+import pysched as ps
+from pysched import Program, _core, demo
+
+PRESET = "linux-2.5.65"
+HOG = ps.programs.cpu_hog
+
+
+class Index:
+    """Integer-like but not an int: it has only __index__."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+    def __repr__(self):
+        return f"Index({self.v})"
+
+
+def _fits(t):
+    info = np.iinfo(t)
+    return lambda v: t(v) if info.min <= v <= info.max else np.int64(v)
+
+
+INT_LIKES = {
+    "np.int64": np.int64,
+    "np.int32": np.int32,
+    "np.uint64": _fits(np.uint64),  # np.int64 for the values it cannot hold
+    "np.uint8": _fits(np.uint8),
+    "__index__": Index,
+}
+NOT_INTS = {
+    "float": float,
+    "np.float64": np.float64,
+    "bool": lambda v: v != 0,
+    "np.bool_": lambda v: np.bool_(v != 0),
+}
+
+
+# ---------------------------------------------------------------- the core sees plain values only
+
+PLAIN = (int, float, bool, str, bytes, type(None))
+
+
+def assert_plain(x, where):
+    if type(x) in (tuple, list):
+        for y in x:
+            assert_plain(y, where)
+    elif type(x) is dict:
+        for k, v in x.items():
+            assert_plain(k, where)
+            assert_plain(v, where)
+    else:
+        assert type(x) in PLAIN, f"{where} was handed {type(x).__name__} {x!r}"
+
+
+class SimSpy:
+    """A _core.Sim that checks the arguments of every call."""
+
+    real = _core.Sim
+    restore = staticmethod(_core.Sim.restore)
+
+    def __init__(self, *args, **kwargs):
+        assert_plain((args, kwargs), "Sim()")
+        self._sim = self.real(*args, **kwargs)
+
+    def __getattr__(self, name):
+        attr = getattr(self._sim, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            assert_plain((args, kwargs), f"Sim.{name}")
+            return attr(*args, **kwargs)
+
+        return call
+
+
+def _spied(fn, name):
+    def call(*args, **kwargs):
+        assert_plain((args, kwargs), name)
+        return fn(*args, **kwargs)
+    return call
+
+
+@pytest.fixture(autouse=True)
+def core_spy(monkeypatch):
+    """Every call into the compiled core made by a test of this file is
+    checked for non-plain arguments."""
+    monkeypatch.setattr(_core, "Sim", SimSpy)
+    for name in ("formula", "derived", "policy_info"):
+        monkeypatch.setattr(_core, name, _spied(getattr(_core, name), name))
+
+
+def test_the_spy_catches_a_numpy_int_handed_to_the_core():
+    with pytest.raises(AssertionError, match="Sim.step was handed int64"):
+        ps.Simulator(PRESET)._core.step(np.int64(1))
+    with pytest.raises(AssertionError, match="formula was handed int64"):
+        _core.formula(PRESET, "task_timeslice", 0, {}, (np.int64(120),))
+
+
+# ---------------------------------------------------------------- every entry point taking an int
+
+def after(call, **sim_kwargs):
+    """What call(sim) returns on a small running machine (2 CPUs, a hog and
+    a sleeper), and what the machine does after it."""
+    sim = ps.Simulator(PRESET, cpus=2, **sim_kwargs)
+    sim.spawn(HOG(), name="hog")
+    sim.spawn(ps.programs.interactive(1, 3), name="sleeper")
+    sim.run(seconds=0.01)
+    result = call(sim)
+    sim.run(seconds=0.05)
+    return (result, sim.params, sim.now_ns, sim.stats().tobytes(), sim.counters(),
+            sim.latencies().tobytes())
+
+
+def spawned(program):
+    """What a machine does with `program` spawned on it."""
+    return after(lambda s: s.spawn(program))
+
+
+def built(**kwargs):
+    """What a machine built with kwargs does."""
+    sim = ps.Simulator(PRESET, **kwargs)
+    sim.spawn(ps.programs.interactive(1, 3))
+    sim.spawn(HOG())
+    sim.run(seconds=0.05)
+    return (sim.cpus, sim.hz, sim.seed, sim.params, sim.stats().tobytes(), sim.counters(),
+            sim._samples().tobytes() if sim.record == "series" else None)
+
+
+def listed(d):
+    """A dict of arrays as a dict of lists, to compare with ==."""
+    return {k: np.asarray(v).tolist() for k, v in d.items()}
+
+
+# (entry point, kind of its wrapped arguments: "int" or "number", call of I,
+# where I wraps each int argument of the call)
+ENTRY_POINTS = [
+    ("Simulator", "int", lambda I: built(cpus=I(2))),
+    ("Simulator", "int", lambda I: built(hz=I(250))),
+    ("Simulator", "int", lambda I: built(seed=I(7))),
+    ("Simulator", "int", lambda I: built(record="series", series_every=I(3))),
+    ("Simulator", "int", lambda I: built(record="events", max_trace_bytes=I(4096), on_full="overwrite")),
+    ("Simulator", "int", lambda I: built(max_tasks=I(10))),
+    ("Simulator", "int", lambda I: built(switch_cost_ns=I(20_000))),
+    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), nice=I(5)))),
+    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), policy="rr", rt_priority=I(5)))),
+    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), cpus_allowed=[I(1)]))),
+    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), cpu=I(1)))),
+    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), init={"sleep_avg": I(900)}))),
+    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), time_slice=I(3)))),
+    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", every_ms=I(2)))),
+    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", every_us=I(2500)))),
+    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", poisson_ms=I(3)))),
+    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", every_ms=1, start_ms=I(4)))),
+    ("Simulator.source", "int", lambda I: after(lambda s: s.source("c", every_ms=1, count=I(4)))),
+    ("Simulator.run", "number", lambda I: after(lambda s: s.run(I(1)))),
+    ("Simulator.run", "int", lambda I: after(lambda s: s.run(ticks=I(17)))),
+    ("Simulator.step", "int", lambda I: after(lambda s: s.step(I(17)))),
+    ("Simulator.set_affinity", "int", lambda I: after(lambda s: s.set_affinity(I(1), [I(1)]))),
+    ("Simulator.renice", "int", lambda I: after(lambda s: s.renice(I(1), I(7)))),
+    ("Simulator.setscheduler", "int", lambda I: after(lambda s: s.setscheduler(I(2), "fifo", I(9)))),
+    ("Simulator.task", "int", lambda I: after(lambda s: vars(s.task(I(2))))),
+    ("Simulator.latencies", "int", lambda I: after(lambda s: s.latencies(I(2)).tolist())),
+    ("Simulator.runqueue", "int", lambda I: after(lambda s: s.runqueue(I(1)))),
+    ("Simulator.queue", "int", lambda I: after(lambda s: s.queue(I(1)))),
+    ("Program.run", "number", lambda I: spawned(Program().run(ms=I(3)).sleep(ms=1))),
+    ("Program.sleep", "number", lambda I: spawned(Program().sleep(us=I(2500)).run(ms=1))),
+    ("Program.io", "number", lambda I: spawned(Program().io(ns=I(2_500_000)).run(ms=1))),
+    ("Program.loop", "int", lambda I: spawned(Program().loop(I(3)).run(ms=1).sleep(ms=1).end())),
+    ("Program.fork", "int", lambda I: spawned(Program().fork(Program().run(ms=2), n=I(3)))),
+    ("Program.nice", "int", lambda I: spawned(Program().nice(I(-4)).run(ms=5))),
+    ("Program.setscheduler", "int", lambda I: spawned(Program().setscheduler("rr", I(3)).run(ms=5))),
+    ("const", "number", lambda I: ps.const(I(3))),
+    ("uniform", "number", lambda I: ps.uniform(I(1), I(3))),
+    ("exponential", "number", lambda I: ps.exponential(I(3))),
+    ("normal", "number", lambda I: ps.normal(I(3), I(1))),
+    ("programs.interactive", "number", lambda I: spawned(ps.programs.interactive(I(2), I(5)))),
+    ("programs.x_server", "number", lambda I: spawned(ps.programs.x_server(work_ms=I(3)))),
+    ("programs.x_client", "number", lambda I: spawned(ps.programs.x_client(think_ms=I(4), work_ms=I(1)))),
+    ("programs.kernel_compile", "int", lambda I: spawned(ps.programs.kernel_compile(
+        I(2), cc_ms=ps.uniform(5, 10), io_ms=1))),
+    ("policy_info", "int", lambda I: ps.policy_info(PRESET, I(100))),
+    ("preset_params", "int", lambda I: ps.preset_params(PRESET, I(100))),
+    ("formula", "int", lambda I: ps.formula(PRESET, "effective_prio", I(120), I(900))),
+    ("formula", "int", lambda I: ps.formula(PRESET, "task_timeslice", 120, hz=I(100))),
+    ("o1.effective_prio", "int", lambda I: ps.o1.effective_prio(I(120), I(900))),
+    ("o1.task_timeslice", "int", lambda I: ps.o1.task_timeslice(I(110))),
+    ("o1.task_interactive", "int", lambda I: ps.o1.task_interactive(I(115), I(120))),
+    ("o1.expired_starving", "int", lambda I: ps.o1.expired_starving(I(10), I(200), I(3))),
+    ("houston.constants", "int", lambda I: ps.houston.constants({"hz": I(250)})),
+    ("houston.decay_value", "int", lambda I: ps.houston.decay_value(I(5000), I(300), I(1000))),
+    ("houston.get_increment", "int", lambda I: ps.houston.get_increment(I(1000), I(100_000))),
+    ("houston.effective_prio", "int", lambda I: ps.houston.effective_prio(I(5000), I(160), I(20))),
+    ("houston.estimate_run_avg", "int", lambda I: ps.houston.estimate_run_avg(I(-3), I(100_000))),
+    ("houston.task_timeslice", "int", lambda I: ps.houston.task_timeslice(I(150), I(160))),
+    ("houston.update_prio_avg", "int", lambda I: ps.houston.update_prio_avg(I(40_000), I(150))),
+    ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
+        [I(0), I(5)], cpus=I(1)))),
+    ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
+]
+
+# public entry points that take no int (or whose ints are walked elsewhere)
+NO_INT_ARGUMENT = {
+    "presets", "policies", "TaskView", "ParamInfo", "Program",
+    "Simulator.stats", "Simulator.events", "Simulator.series_times", "Simulator.series",
+    "Simulator.clear_records", "Simulator.cpu_stats", "Simulator.counters", "Simulator.check",
+    "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
+    "Program.yield_", "Program.check_closed", "programs.cpu_hog",
+    "Simulator.set_param", "sweep",  # TODO: parameter dicts and sweep grids
+}
+
+
+def public_entry_points():
+    """Every public function, class and method reachable from pysched.__all__."""
+    names = set()
+    for name in ps.__all__:
+        obj = getattr(ps, name)
+        if inspect.ismodule(obj):
+            names |= {f"{name}.{f}" for f, fn in vars(obj).items()
+                      if not f.startswith("_") and inspect.isfunction(fn) and fn.__module__ == obj.__name__}
+        elif inspect.isclass(obj):
+            names.add(name)
+            names |= {f"{name}.{m}" for m, fn in vars(obj).items()
+                      if not m.startswith("_") and inspect.isfunction(fn)}
+        elif callable(obj):
+            names.add(name)
+    return names
+
+
+def test_the_walk_covers_every_public_entry_point():
+    walked = {e[0] for e in ENTRY_POINTS}
+    missing = public_entry_points() - walked - NO_INT_ARGUMENT
+    assert not missing, f"entry points not walked with NumPy ints: {sorted(missing)}"
+    assert len(ENTRY_POINTS) >= 60
+
+
+@pytest.mark.parametrize("kind", INT_LIKES)
+@pytest.mark.parametrize("entry,_,call", ENTRY_POINTS, ids=[e[0] for e in ENTRY_POINTS])
+def test_every_entry_point_takes_integer_likes_as_the_ints_they_equal(entry, _, call, kind):
+    assert call(INT_LIKES[kind]) == call(int)
+
+
+@pytest.mark.parametrize("kind", NOT_INTS)
+@pytest.mark.parametrize("entry,_,call", [e for e in ENTRY_POINTS if e[1] == "int"],
+                         ids=[e[0] for e in ENTRY_POINTS if e[1] == "int"])
+def test_no_entry_point_takes_a_bool_or_a_float_for_an_int(entry, _, call, kind):
+    with pytest.raises(TypeError, match=r"must be an int, not (float|float64|bool_?)$"):
+        call(NOT_INTS[kind])
+
+
+@pytest.mark.parametrize("kind", ["bool", "np.bool_"])
+@pytest.mark.parametrize("entry,_,call", [e for e in ENTRY_POINTS if e[1] == "number"],
+                         ids=[e[0] for e in ENTRY_POINTS if e[1] == "number"])
+def test_no_entry_point_takes_a_bool_for_a_number(entry, _, call, kind):
+    with pytest.raises(TypeError, match=r"must be a number, not bool_?$"):
+        call(NOT_INTS[kind])
+
+
+@pytest.mark.parametrize("kind", ["float", "np.float64"])
+def test_number_arguments_take_floats_as_before(kind):
+    assert after(lambda s: s.run(NOT_INTS[kind](1))) == after(lambda s: s.run(1))
+    assert ps.uniform(NOT_INTS[kind](1), 3) == ps.uniform(1, 3)
+
+
+def test_cpus_allowed_takes_a_numpy_array():
+    assert (after(lambda s: s.spawn(HOG(), cpus_allowed=np.arange(1, 2)))
+            == after(lambda s: s.spawn(HOG(), cpus_allowed=[1])))
+    assert (after(lambda s: s.set_affinity(1, np.array([1], dtype=np.uint8)))
+            == after(lambda s: s.set_affinity(1, [1])))
+
+
+def test_cpus_allowed_that_is_not_a_list_names_itself():
+    with pytest.raises(TypeError, match="cpus_allowed must be a list of CPU numbers, not 1"):
+        ps.Simulator(PRESET, cpus=2).spawn(HOG(), cpus_allowed=1)
+
+
+def test_the_numbers_a_simulator_keeps_are_plain_ints():
+    sim = ps.Simulator(PRESET, cpus=np.int64(2), seed=np.uint64(3), hz=np.int32(250))
+    assert [type(v) for v in (sim.cpus, sim.seed, sim.hz)] == [int, int, int]
+
+
+def test_houston_equilibrium_takes_nices_as_ints_only():
+    assert (ps.analysis.houston_equilibrium(np.array([0, 5]))["ratio"]
+            == ps.analysis.houston_equilibrium([0, 5])["ratio"])
+    # a fractional nice was truncated before, "5" read as 5, True as 1
+    for bad, name in ((0.7, "float"), ("5", "str"), (True, "bool")):
+        with pytest.raises(TypeError, match=f"nice must be an int, not {name}"):
+            ps.analysis.houston_equilibrium([0, bad])
+    with pytest.raises(TypeError, match="cpus must be an int, not str"):
+        ps.analysis.houston_equilibrium([0, 5], cpus="2")
+    with pytest.raises(TypeError, match="nices must be a list of nice values, not 5"):
+        ps.analysis.houston_equilibrium(5)
