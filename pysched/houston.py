@@ -8,7 +8,7 @@ outside a function's domain raise ValueError naming the allowed range.
 """
 from . import _core
 from ._checks import check_int
-from .registry import formula
+from .registry import check_params, formula
 
 PRESET = "houston-2003"
 
@@ -21,6 +21,8 @@ PRIO_DIFF = (-131072, 131071)  # estimate_run_avg multiplies by 0x4000
 
 
 def _split(params):
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, not {type(params).__name__}")
     params = dict(params or {})
     hz = check_int("hz", params.pop("hz", 1000), 1, 100_000)
     return hz, params
@@ -30,7 +32,7 @@ def constants(params=None):
     """Every constant of the patch's math, primary and derived, after the
     overrides in params: a dict (nice_const, exp_nice_const, log_2, ...)."""
     hz, params = _split(params)
-    return _core.derived(PRESET, hz, params)
+    return _core.derived(PRESET, hz, check_params(PRESET, params, hz))
 
 
 def _call(fn, params, *args):

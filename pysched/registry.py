@@ -1,8 +1,9 @@
 """Presets and policies known to the core."""
+import functools
 from collections import namedtuple
 
 from . import _core
-from ._checks import check_int
+from ._checks import BOOLS, check_int
 
 ParamInfo = namedtuple("ParamInfo", "name default min max unit doc")
 
@@ -33,13 +34,42 @@ def formula(preset, name, *args, params=None, hz=None):
     """Call formula `name` of the preset's policy (the very C the simulator
     runs) on integer args, with the preset's parameters plus `params`."""
     _check_preset(preset)
-    if params is not None and not isinstance(params, dict):
-        raise TypeError(f"params must be a dict, not {type(params).__name__}")
     if hz is not None:
         hz = check_int("hz", hz, 1, 100_000)
+    params = check_params(preset, params, hz)
     args = tuple(check_int(f"argument {k + 1} of {name}", a, -2**63, 2**63 - 1)
                  for k, a in enumerate(args))
-    return _core.formula(preset, name, hz or 0, dict(params or {}), args)
+    return _core.formula(preset, name, hz or 0, params, args)
+
+
+@functools.lru_cache(maxsize=64)
+def _param_table(preset, hz):
+    info = _core.policy_info(preset, hz or 0)
+    return info["policy"], {p[0]: p[2:5] for p in info["params"]}
+
+
+def check_params(preset, params, hz=None):
+    """Parameter overrides for `preset` at `hz` (a dict or None) as a new
+    dict whose values are plain ints in their parameters' ranges: an int
+    must be integer-like (see check_int); True and False are taken only
+    for parameters whose unit is "bool".  The core checks the constraints
+    between values."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, not {type(params).__name__}")
+    policy, table = _param_table(preset, hz)
+    out = {}
+    for name, v in params.items():
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
+        if name not in table:
+            raise KeyError(f"unknown parameter '{name}' for policy {policy}")
+        lo, hi, unit = table[name]
+        if unit == "bool" and isinstance(v, BOOLS):
+            v = int(v)
+        out[name] = check_int(f"parameter {name}", v, lo, hi)
+    return out
 
 
 def policies():

@@ -8,7 +8,7 @@ from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_int as _check_int
 from ._checks import check_number
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_rt_priority
-from .registry import _check_preset, policy_info
+from .registry import _check_preset, check_params, policy_info
 
 RECORD_LEVELS = ("counters", "events", "series")
 STATES = {0: "running", 1: "interruptible", 2: "uninterruptible", 4: "zombie", 8: "dead"}
@@ -96,9 +96,8 @@ class Simulator:
         self.seed = seed
         self.record = record
         self._core = _core.Sim(preset, cpus, hz, seed)
-        if params is not None:
-            if not isinstance(params, dict):
-                raise TypeError(f"params must be a dict, not {type(params).__name__}")
+        params = check_params(preset, params, hz)
+        if params:
             self._core.set_params(params)
         self.policy = info["policy"]
         self.headline = list(info["headline"])
@@ -274,7 +273,7 @@ class Simulator:
         """Change one parameter between steps (validated)."""
         if not isinstance(name, str):
             raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
-        self._core.set_params({name: value})
+        self._core.set_params(check_params(self.preset, {name: value}, self.hz))
 
     def _pid(self, pid):
         pid = _check_int("pid", pid, 1, 2**31 - 1)

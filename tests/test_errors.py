@@ -79,7 +79,7 @@ def R(s):
     ((PRESET,), dict(params={"max_sleep_avg": 5.0}), TypeError, "max_sleep_avg must be an int, not float"),
     ((PRESET,), dict(params={"max_sleep_avg": None}), TypeError, "max_sleep_avg must be an int, not NoneType"),
     ((PRESET,), dict(params=[("max_sleep_avg", 5)]), TypeError, "params must be a dict, not list"),
-    ((PRESET,), dict(params={1: 1}), TypeError, "parameter names must be str"),
+    ((PRESET,), dict(params={1: 1}), TypeError, "parameter name must be a str, not int"),
     ((PRESET,), dict(params={"min_timeslice": 500}), ValueError,
      "min_timeslice=500 must not exceed max_timeslice=200"),
     ((PRESET,), dict(cpus=0), ValueError, R("cpus=0 is outside the allowed range 1..")),

@@ -154,6 +154,8 @@ ENTRY_POINTS = [
     ("Simulator", "int", lambda I: built(record="events", max_trace_bytes=I(4096), on_full="overwrite")),
     ("Simulator", "int", lambda I: built(max_tasks=I(10))),
     ("Simulator", "int", lambda I: built(switch_cost_ns=I(20_000))),
+    ("Simulator", "int", lambda I: built(params={"max_sleep_avg": I(500), "starvation_limit": I(50)})),
+    ("Simulator.set_param", "int", lambda I: after(lambda s: s.set_param("max_sleep_avg", I(500)))),
     ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), nice=I(5)))),
     ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), policy="rr", rt_priority=I(5)))),
     ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), cpus_allowed=[I(1)]))),
@@ -195,11 +197,16 @@ ENTRY_POINTS = [
     ("preset_params", "int", lambda I: ps.preset_params(PRESET, I(100))),
     ("formula", "int", lambda I: ps.formula(PRESET, "effective_prio", I(120), I(900))),
     ("formula", "int", lambda I: ps.formula(PRESET, "task_timeslice", 120, hz=I(100))),
+    ("formula", "int", lambda I: ps.formula(PRESET, "task_timeslice", 120, params={"max_timeslice": I(50)})),
     ("o1.effective_prio", "int", lambda I: ps.o1.effective_prio(I(120), I(900))),
     ("o1.task_timeslice", "int", lambda I: ps.o1.task_timeslice(I(110))),
     ("o1.task_interactive", "int", lambda I: ps.o1.task_interactive(I(115), I(120))),
     ("o1.expired_starving", "int", lambda I: ps.o1.expired_starving(I(10), I(200), I(3))),
+    ("o1.task_timeslice", "int", lambda I: ps.o1.task_timeslice(110, params={"max_timeslice": I(50)})),
     ("houston.constants", "int", lambda I: ps.houston.constants({"hz": I(250)})),
+    ("houston.constants", "int", lambda I: ps.houston.constants({"nice_const": I(8000)})),
+    ("houston.effective_prio", "int", lambda I: ps.houston.effective_prio(
+        5000, 160, 20, params={"nice_const": I(8000), "hz": I(100)})),
     ("houston.decay_value", "int", lambda I: ps.houston.decay_value(I(5000), I(300), I(1000))),
     ("houston.get_increment", "int", lambda I: ps.houston.get_increment(I(1000), I(100_000))),
     ("houston.effective_prio", "int", lambda I: ps.houston.effective_prio(I(5000), I(160), I(20))),
@@ -208,6 +215,8 @@ ENTRY_POINTS = [
     ("houston.update_prio_avg", "int", lambda I: ps.houston.update_prio_avg(I(40_000), I(150))),
     ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
         [I(0), I(5)], cpus=I(1)))),
+    ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
+        [0, 5], params={"nice_const": I(9000)}))),
     ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
 ]
 
@@ -218,7 +227,7 @@ NO_INT_ARGUMENT = {
     "Simulator.clear_records", "Simulator.cpu_stats", "Simulator.counters", "Simulator.check",
     "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
     "Program.yield_", "Program.check_closed", "programs.cpu_hog",
-    "Simulator.set_param", "sweep",  # TODO: parameter dicts and sweep grids
+    "sweep",  # TODO: sweep grids
 }
 
 
@@ -302,3 +311,47 @@ def test_houston_equilibrium_takes_nices_as_ints_only():
         ps.analysis.houston_equilibrium([0, 5], cpus="2")
     with pytest.raises(TypeError, match="nices must be a list of nice values, not 5"):
         ps.analysis.houston_equilibrium(5)
+
+
+# ---------------------------------------------------------------- parameter dicts
+
+BOOL_PARAM = "waker_bonus"  # unit "bool" in every O(1) preset
+
+
+def test_a_bool_unit_parameter_takes_true_and_false_as_1_and_0():
+    assert {p.name: p.unit for p in ps.preset_params(PRESET)}[BOOL_PARAM] == "bool"
+    for flag, v in ((True, 1), (False, 0), (np.bool_(True), 1), (np.bool_(False), 0)):
+        assert built(params={BOOL_PARAM: flag}) == built(params={BOOL_PARAM: v})
+        assert (after(lambda s: s.set_param(BOOL_PARAM, flag))
+                == after(lambda s: s.set_param(BOOL_PARAM, v)))
+        assert ps.Simulator(PRESET, params={BOOL_PARAM: flag}).params[BOOL_PARAM] == v
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(False)], ids=["True", "np.bool_"])
+def test_a_parameter_that_is_not_a_bool_refuses_bools(flag):
+    with pytest.raises(TypeError, match="parameter max_sleep_avg must be an int, not bool"):
+        ps.Simulator(PRESET, params={"max_sleep_avg": flag})
+    with pytest.raises(TypeError, match="parameter max_sleep_avg must be an int, not bool"):
+        ps.Simulator(PRESET).set_param("max_sleep_avg", flag)
+    with pytest.raises(TypeError, match="parameter nice_const must be an int, not bool"):
+        ps.houston.constants({"nice_const": flag})
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: ps.houston.constants(p),
+    lambda p: ps.houston.effective_prio(5000, 160, 20, params=p),
+    lambda p: ps.analysis.houston_equilibrium([0, 5], params=p),
+], ids=["constants", "effective_prio", "houston_equilibrium"])
+def test_houston_params_must_be_a_dict(call):
+    # a list of pairs was taken as a dict before
+    with pytest.raises(TypeError, match="params must be a dict, not list"):
+        call([("nice_const", 8000)])
+
+
+def test_a_parameter_value_out_of_range_is_named_with_the_range_before_the_core_sees_it():
+    with pytest.raises(ValueError, match=r"max_sleep_avg=0 is outside the allowed range 1\.\.1000000"):
+        ps.Simulator(PRESET, params={"max_sleep_avg": np.int64(0)})
+    with pytest.raises(ValueError, match=r"waker_bonus=2 is outside the allowed range 0\.\.1"):
+        ps.Simulator(PRESET, params={BOOL_PARAM: 2})
+    with pytest.raises(KeyError, match="unknown parameter 'nope' for policy o1"):
+        ps.Simulator(PRESET, params={"nope": np.int64(1)})
