@@ -7,10 +7,28 @@ the grid (a cartesian product) on a local process pool, or on the executor
 given (a ThreadPoolExecutor, a Dask or Ray executor ...), and returns one dict
 per point: the point's values plus what ``measure`` returned (a dict), in
 grid order.  ``measure`` must be picklable for a process pool: a module-level
-function.
+function.  NumPy scalars in the grid (``np.geomspace(1, 1000, 4).astype(int)``)
+are passed on, and returned, as the plain Python values they hold.
 """
 import itertools
 from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from ._checks import check_int
+
+
+def _plain(v):
+    """A NumPy scalar as the Python int, float or bool it holds; anything else as it is."""
+    return v.item() if isinstance(v, (np.integer, np.floating, np.bool_)) else v
+
+
+def _point(p):
+    p = dict(p)
+    for name in p:
+        if not isinstance(name, str):
+            raise TypeError(f"grid names must be str (they become keyword arguments), not {name!r}")
+    return {name: _plain(v) for name, v in p.items()}
 
 
 def grid_points(grid):
@@ -21,9 +39,8 @@ def grid_points(grid):
         for name, values in grid.items():
             if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
                 raise TypeError(f"grid[{name!r}] must be a list of values, not {values!r}")
-        return [dict(zip(names, combo)) for combo in itertools.product(*grid.values())]
-    points = [dict(p) for p in grid]
-    return points
+        return [_point(zip(names, combo)) for combo in itertools.product(*grid.values())]
+    return [_point(p) for p in grid]
 
 
 def _call(fn, point):
@@ -36,6 +53,8 @@ def _call(fn, point):
 def sweep(fn, grid, *, executor=None, max_workers=None):
     """Run fn(**point) over the grid; see the module docstring."""
     points = grid_points(grid)
+    if max_workers is not None:
+        max_workers = check_int("max_workers", max_workers, 1, 2**31 - 1)
     if executor is not None:
         return list(executor.map(_call, itertools.repeat(fn), points))
     with ProcessPoolExecutor(max_workers=max_workers) as pool:

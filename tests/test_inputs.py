@@ -227,7 +227,7 @@ NO_INT_ARGUMENT = {
     "Simulator.clear_records", "Simulator.cpu_stats", "Simulator.counters", "Simulator.check",
     "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
     "Program.yield_", "Program.check_closed", "programs.cpu_hog",
-    "sweep",  # TODO: sweep grids
+    "sweep",  # its grids and max_workers: test_sweep.py
 }
 
 

@@ -1,6 +1,7 @@
 """Parameter sweeps over executors."""
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 import pysched as ps
@@ -34,3 +35,32 @@ def test_a_process_pool_and_a_thread_pool_give_the_same_rows():
 def test_a_grid_value_that_is_not_a_list_is_a_type_error():
     with pytest.raises(TypeError, match="grid\\['nice'\\] must be a list of values"):
         ps.sweep(share_of_reniced, {"nice": 5})
+
+
+def test_a_numpy_grid_sweeps_as_the_plain_values_it_holds():
+    grid = {"nice": np.array([0, 10], dtype=np.int32),
+            "max_sleep_avg": np.geomspace(1, 1000, 4).astype(int)}
+    rows = ps.sweep(share_of_reniced, grid, max_workers=np.int64(2))
+    assert rows == ps.sweep(share_of_reniced, {"nice": [0, 10], "max_sleep_avg": [1, 10, 100, 1000]},
+                            max_workers=2)
+    assert {type(r[k]) for r in rows for k in grid} == {int}
+    with ThreadPoolExecutor(1) as ex:
+        points = ps.sweep(lambda **p: {}, [{"x": np.float32(0.5), "y": np.bool_(True)}], executor=ex)
+    assert points == [{"x": 0.5, "y": True}] and type(points[0]["y"]) is bool
+
+
+def test_grid_names_must_be_str():
+    with pytest.raises(TypeError, match="grid names must be str .*, not 1"):
+        ps.sweep(share_of_reniced, {1: [0]})
+    with pytest.raises(TypeError, match="grid names must be str .*, not 1"):
+        ps.sweep(share_of_reniced, [{1: 0}])
+
+
+@pytest.mark.parametrize("bad,exc,match", [
+    (0, ValueError, "max_workers=0 is outside the allowed range 1.."),
+    (2.0, TypeError, "max_workers must be an int, not float"),
+    (True, TypeError, "max_workers must be an int, not bool"),
+])
+def test_max_workers_is_an_int_named_in_its_error(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        ps.sweep(share_of_reniced, {"nice": [0], "max_sleep_avg": [1000]}, max_workers=bad)
