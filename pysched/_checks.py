@@ -42,6 +42,14 @@ def check_int(what, v, lo, hi):
     return i
 
 
+def check_bool(what, v):
+    """v must be True or False (a NumPy bool too, but no other truthy value:
+    not 1, not "False"); returns it as a plain bool."""
+    if not isinstance(v, BOOLS):
+        raise TypeError(f"{what} must be a bool, not {type(v).__name__}")
+    return bool(v)
+
+
 def to_number(what, v):
     """v as a plain int (if integer-like, not a bool) or float (a float or a
     NumPy float), else TypeError."""

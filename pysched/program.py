@@ -10,6 +10,7 @@ program is spawned in.  A Program is immutable once spawned only in the sense
 that the simulator keeps the version it was given.
 """
 from . import dist
+from ._checks import check_bool
 from ._checks import check_int as _check_int
 
 # op codes of csrc/program.h
@@ -69,8 +70,7 @@ class Program:
     def post(self, channel, sync=False):
         """Post the channel, waking its first waiter in process context.
         sync=True marks a synchronous wakeup (as pipes do)."""
-        if not isinstance(sync, bool):
-            raise TypeError(f"sync must be a bool, not {type(sync).__name__}")
+        sync = check_bool("sync", sync)
         return self._op(POST, _check_channel(channel), int(sync))
 
     def loop(self, n=None):

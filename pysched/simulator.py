@@ -5,8 +5,8 @@ import numpy as np
 
 from . import _core
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
+from ._checks import check_bool, check_number
 from ._checks import check_int as _check_int
-from ._checks import check_number
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_rt_priority
 from .registry import _check_preset, check_params, policy_info
 
@@ -88,8 +88,11 @@ class Simulator:
         max_trace_bytes = _check_int("max_trace_bytes", max_trace_bytes, 0, 2**62)
         max_tasks = _check_int("max_tasks", max_tasks, 1, 10_000_000)
         switch_cost_ns = _check_int("switch_cost_ns", switch_cost_ns, 0, 10**9 // hz)
+        latencies = check_bool("latencies", latencies)
+        stagger_ticks = check_bool("stagger_ticks", stagger_ticks)
         if debug is None:
             debug = os.environ.get("PYSCHED_DEBUG", "") not in ("", "0")
+        debug = check_bool("debug", debug)
         self.preset = preset
         self.cpus = cpus
         self.hz = hz
@@ -114,9 +117,9 @@ class Simulator:
             if f not in self._task_fields:
                 raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}")
         self._series_fields = series_fields
-        self._core.configure(record != "counters", bool(latencies), series_fields, series_every,
-                             max_trace_bytes, on_full == "overwrite", bool(debug), max_tasks,
-                             switch_cost_ns, bool(stagger_ticks))
+        self._core.configure(record != "counters", latencies, series_fields, series_every,
+                             max_trace_bytes, on_full == "overwrite", debug, max_tasks,
+                             switch_cost_ns, stagger_ticks)
         self._channels = {}
         self._programs = {}  # id(Program) -> (Program, nops, program id)
         self._nprogs = 0

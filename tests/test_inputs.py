@@ -355,3 +355,53 @@ def test_a_parameter_value_out_of_range_is_named_with_the_range_before_the_core_
         ps.Simulator(PRESET, params={BOOL_PARAM: 2})
     with pytest.raises(KeyError, match="unknown parameter 'nope' for policy o1"):
         ps.Simulator(PRESET, params={"nope": np.int64(1)})
+
+
+# ---------------------------------------------------------------- booleans
+
+BOOL_OPTIONS = [
+    ("debug", lambda v: ps.Simulator(PRESET, debug=v)),
+    ("latencies", lambda v: ps.Simulator(PRESET, latencies=v)),
+    ("stagger_ticks", lambda v: ps.Simulator(PRESET, cpus=2, stagger_ticks=v)),
+    ("sync", lambda v: Program().post("c", sync=v)),
+]
+
+
+@pytest.mark.parametrize("bad", ["False", "", 0, 1, 1.0, [], np.int64(1)],
+                         ids=["'False'", "''", "0", "1", "1.0", "[]", "np.int64"])
+@pytest.mark.parametrize("option,call", BOOL_OPTIONS, ids=[o[0] for o in BOOL_OPTIONS])
+def test_a_bool_option_takes_only_true_or_false(option, call, bad):
+    # debug='False' turned the checks on before: any truthy value did
+    with pytest.raises(TypeError, match=f"{option} must be a bool, not {type(bad).__name__}"):
+        call(bad)
+    if option != "debug":  # debug=None: as the environment says
+        with pytest.raises(TypeError, match=f"{option} must be a bool, not NoneType"):
+            call(None)
+
+
+@pytest.mark.parametrize("option,call", BOOL_OPTIONS, ids=[o[0] for o in BOOL_OPTIONS])
+def test_a_numpy_bool_is_the_bool_it_holds(option, call):
+    for flag in (False, True):
+        got, want = call(np.bool_(flag)), call(flag)
+        if isinstance(want, Program):
+            assert got.ops == want.ops and type(got.ops[0][2]) is int
+        else:
+            assert built_from(got) == built_from(want)
+
+
+def test_the_bool_options_reach_the_core():
+    sim = ps.Simulator(PRESET, latencies=np.bool_(False))
+    sim.spawn(ps.programs.interactive(1, 3))
+    sim.run(seconds=0.05)
+    assert len(sim.latencies()) == 0
+    sim = ps.Simulator(PRESET, latencies=True)
+    sim.spawn(ps.programs.interactive(1, 3))
+    sim.run(seconds=0.05)
+    assert len(sim.latencies()) > 0
+
+
+def built_from(sim):
+    sim.spawn(ps.programs.interactive(1, 3))
+    sim.spawn(HOG())
+    sim.run(seconds=0.05)
+    return sim.stats().tobytes(), sim.latencies().tobytes()
