@@ -42,6 +42,21 @@ def check_int(what, v, lo, hi):
     return i
 
 
+def check_name(what, v):
+    """v must be a str the core can take whole: without a NUL character (a
+    C string ends there: "max_sleep_avg\\x00junk" would name max_sleep_avg)
+    and encodable as UTF-8; returns it as a plain str."""
+    if not isinstance(v, str):
+        raise TypeError(f"{what} must be a str, not {type(v).__name__}")
+    if "\x00" in v:
+        raise ValueError(f"{what} {v!r} contains a NUL character")
+    try:
+        v.encode()
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {v!r} cannot be encoded as UTF-8") from None
+    return str(v)
+
+
 def check_bool(what, v):
     """v must be True or False (a NumPy bool too, but no other truthy value:
     not 1, not "False"); returns it as a plain bool."""

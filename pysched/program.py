@@ -10,7 +10,7 @@ program is spawned in.  A Program is immutable once spawned only in the sense
 that the simulator keeps the version it was given.
 """
 from . import dist
-from ._checks import check_bool
+from ._checks import check_bool, check_name
 from ._checks import check_int as _check_int
 
 # op codes of csrc/program.h
@@ -37,7 +37,7 @@ def _check_rt_priority(policy, rt_priority):
 def _check_channel(ch):
     if not isinstance(ch, str) or not ch:
         raise TypeError(f"a channel is named by a non-empty str, not {ch!r}")
-    return ch
+    return check_name("channel name", ch)
 
 
 class Program:

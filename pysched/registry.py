@@ -3,7 +3,7 @@ import functools
 from collections import namedtuple
 
 from . import _core
-from ._checks import BOOLS, check_int
+from ._checks import BOOLS, check_int, check_name
 
 ParamInfo = namedtuple("ParamInfo", "name default min max unit doc")
 
@@ -34,6 +34,7 @@ def formula(preset, name, *args, params=None, hz=None):
     """Call formula `name` of the preset's policy (the very C the simulator
     runs) on integer args, with the preset's parameters plus `params`."""
     _check_preset(preset)
+    name = check_name("formula name", name)
     if hz is not None:
         hz = check_int("hz", hz, 1, 100_000)
     params = check_params(preset, params, hz)
@@ -61,8 +62,7 @@ def check_params(preset, params, hz=None):
     policy, table = _param_table(preset, hz)
     out = {}
     for name, v in params.items():
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
+        name = check_name("parameter name", name)
         if name not in table:
             raise KeyError(f"unknown parameter '{name}' for policy {policy}")
         lo, hi, unit = table[name]
@@ -84,8 +84,7 @@ def policies():
 
 
 def _check_preset(preset):
-    if not isinstance(preset, str):
-        raise TypeError(f"preset must be a str, not {type(preset).__name__}")
+    check_name("preset", preset)
     names = presets()
     if preset not in names:
         raise KeyError(f"unknown preset {preset!r}; known presets: {names}")

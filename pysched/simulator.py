@@ -5,9 +5,9 @@ import numpy as np
 
 from . import _core
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
-from ._checks import check_bool, check_number
+from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
-from .program import FORK, POLICIES, POST, WAIT, Program, _check_rt_priority
+from .program import FORK, POLICIES, POST, WAIT, Program, _check_channel, _check_rt_priority
 from .registry import _check_preset, check_params, policy_info
 
 RECORD_LEVELS = ("counters", "events", "series")
@@ -112,7 +112,7 @@ class Simulator:
             raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
         if series_fields is None:
             series_fields = ["prio", "time_slice", "state"] + [f[0] for f in info["task_fields"]]
-        series_fields = list(series_fields) if record == "series" else []
+        series_fields = [check_name("series field", f) for f in series_fields] if record == "series" else []
         for f in series_fields:
             if f not in self._task_fields:
                 raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}")
@@ -189,8 +189,7 @@ class Simulator:
             raise TypeError(f"spawn needs a Program, not {type(program).__name__}")
         if name is None:
             name = f"task{self._core.ntasks + 1}"
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        name = check_name("name", name)
         if not 1 <= len(name.encode()) <= 31:
             raise ValueError(f"name {name!r} must be 1..31 bytes long (the kernel's comm is 16)")
         nice = _check_int("nice", nice, -20, 19)
@@ -205,7 +204,8 @@ class Simulator:
         if not isinstance(init, dict):
             raise TypeError(f"init must be a dict of task fields, not {type(init).__name__}")
         # every field is an int32 or a uint32: the core checks which
-        init = {k: _check_int(f"init[{k!r}]", v, -2**31, 2**32 - 1) for k, v in init.items()}
+        init = {check_name("init field", k): _check_int(f"init[{k!r}]", v, -2**31, 2**32 - 1)
+                for k, v in init.items()}
         if time_slice is not None:
             time_slice = _check_int("time_slice", time_slice, 1, 1_000_000)
         prog = self._program_id(program)
@@ -236,7 +236,7 @@ class Simulator:
             start = now + round(check_number("start_ms", start_ms, 0, 1e9) * 1e6)
         if count is not None:
             count = _check_int("count", count, 0, 2**62)
-        ch = self._channel(_check_channel_name(channel))
+        ch = self._channel(_check_channel(channel))
         self._core.add_source(ch, kind, period, start, -1 if count is None else count)
 
     # ---- stepping ----
@@ -274,8 +274,7 @@ class Simulator:
 
     def set_param(self, name, value):
         """Change one parameter between steps (validated)."""
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name must be a str, not {type(name).__name__}")
+        name = check_name("parameter name", name)
         self._core.set_params(check_params(self.preset, {name: value}, self.hz))
 
     def _pid(self, pid):
@@ -434,8 +433,3 @@ class Simulator:
         new._programs = dict(self._programs)
         return new
 
-
-def _check_channel_name(ch):
-    if not isinstance(ch, str) or not ch:
-        raise TypeError(f"a channel is named by a non-empty str, not {ch!r}")
-    return ch

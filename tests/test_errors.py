@@ -80,6 +80,12 @@ def R(s):
     ((PRESET,), dict(params={"max_sleep_avg": None}), TypeError, "max_sleep_avg must be an int, not NoneType"),
     ((PRESET,), dict(params=[("max_sleep_avg", 5)]), TypeError, "params must be a dict, not list"),
     ((PRESET,), dict(params={1: 1}), TypeError, "parameter name must be a str, not int"),
+    ((PRESET,), dict(params={"max_sleep_avg\x00junk": 5}), ValueError,
+     R("parameter name 'max_sleep_avg\\x00junk' contains a NUL character")),
+    ((PRESET,), dict(params={"\ud800": 5}), ValueError, R("parameter name '\\ud800' cannot be encoded as UTF-8")),
+    ((PRESET + "\x00junk",), {}, ValueError, R("preset 'linux-2.5.65\\x00junk' contains a NUL character")),
+    ((PRESET,), dict(record="series", series_fields=["prio\x00junk"]), ValueError,
+     R("series field 'prio\\x00junk' contains a NUL character")),
     ((PRESET,), dict(params={"min_timeslice": 500}), ValueError,
      "min_timeslice=500 must not exceed max_timeslice=200"),
     ((PRESET,), dict(cpus=0), ValueError, R("cpus=0 is outside the allowed range 1..")),
@@ -131,6 +137,11 @@ CALLS = [
     ("spawn nice float", lambda s: s.spawn(HOG(), nice=1.0), TypeError, "nice must be an int, not float"),
     ("spawn nice bool", lambda s: s.spawn(HOG(), nice=True), TypeError, "nice must be an int, not bool"),
     ("spawn name", lambda s: s.spawn(HOG(), name=5), TypeError, "name must be a str, not int"),
+    ("spawn name NUL", lambda s: s.spawn(HOG(), name="hog\x00junk"), ValueError,
+     R("name 'hog\\x00junk' contains a NUL character")),
+    ("spawn init NUL", lambda s: s.spawn(HOG(), init={"sleep_avg\x00junk": 5}), ValueError,
+     R("init field 'sleep_avg\\x00junk' contains a NUL character")),
+    ("spawn init key int", lambda s: s.spawn(HOG(), init={5: 5}), TypeError, "init field must be a str, not int"),
     ("spawn policy", lambda s: s.spawn(HOG(), policy="batch"), ValueError,
      R("policy 'batch' is not one of ['fifo', 'normal', 'rr']")),
     ("spawn rt 0", lambda s: s.spawn(HOG(), policy="fifo", rt_priority=0), ValueError,
@@ -206,6 +217,10 @@ CALLS = [
     ("set_param str", lambda s: s.set_param("max_sleep_avg", "x"), TypeError, "max_sleep_avg must be an int, not str"),
     ("set_param float", lambda s: s.set_param("max_sleep_avg", 10.0), TypeError, "max_sleep_avg must be an int, not float"),
     ("set_param name", lambda s: s.set_param(5, 1), TypeError, "parameter name must be a str, not int"),
+    ("set_param name NUL", lambda s: s.set_param("max_sleep_avg\x00junk", 5), ValueError,
+     R("parameter name 'max_sleep_avg\\x00junk' contains a NUL character")),
+    ("set_param name surrogate", lambda s: s.set_param("max_sleep_avg\udc80", 5), ValueError,
+     R("parameter name 'max_sleep_avg\\udc80' cannot be encoded as UTF-8")),
     ("set_param cross", lambda s: s.set_param("min_timeslice", 300), ValueError,
      "min_timeslice=300 must not exceed max_timeslice=200"),
     # sources
@@ -219,6 +234,8 @@ CALLS = [
     ("source str rate", lambda s: s.source("c", every_ms="1"), TypeError, "every_ms must be a number, not str"),
     ("source channel int", lambda s: s.source(5, every_ms=1), TypeError, "a channel is named by a non-empty str, not 5"),
     ("source channel empty", lambda s: s.source("", every_ms=1), TypeError, "a channel is named by a non-empty str, not ''"),
+    ("source channel NUL", lambda s: s.source("dev\x00junk", every_ms=1), ValueError,
+     R("channel name 'dev\\x00junk' contains a NUL character")),
     ("source count -1", lambda s: s.source("c", every_ms=1, count=-1), ValueError, R("count=-1 is outside the allowed range 0..")),
     ("source count float", lambda s: s.source("c", every_ms=1, count=2.0), TypeError, "count must be an int, not float"),
     ("source start -1", lambda s: s.source("c", every_ms=1, start_ms=-1), ValueError, R("start_ms=-1 is outside the allowed range 0..")),
@@ -310,6 +327,8 @@ PROGRAM_CALLS = [
     ("post None", lambda p: p.post(None), TypeError, "a channel is named by a non-empty str, not None"),
     ("post bytes", lambda p: p.post(b"x"), TypeError, R("a channel is named by a non-empty str, not b'x'")),
     ("post sync int", lambda p: p.post("c", sync=1), TypeError, "sync must be a bool, not int"),
+    ("wait NUL", lambda p: p.wait("c\x00junk"), ValueError, R("channel name 'c\\x00junk' contains a NUL character")),
+    ("post NUL", lambda p: p.post("c\x00junk"), ValueError, R("channel name 'c\\x00junk' contains a NUL character")),
     ("fork str", lambda p: p.fork("p"), TypeError, "fork needs a Program, not str"),
     ("fork bool", lambda p: p.fork(True), TypeError, "fork needs a Program, not bool"),
     ("fork n float", lambda p: p.fork(Program(), n=2.0), TypeError, "fork count must be an int, not float"),
@@ -547,3 +566,20 @@ def test_garbage_method_calls_raise_only_expected_exceptions_and_fail_cleanly(me
 
 
 _SHARED = build()
+
+
+# ---------------------------------------------------------------- names with a NUL
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: ps.formula(PRESET, "task_timeslice\x00junk", 120), "formula name 'task_timeslice\\x00junk'"),
+    (lambda: ps.formula(PRESET, "task_timeslice", 120, params={"max_timeslice\x00junk": 50}),
+     "parameter name 'max_timeslice\\x00junk'"),
+    (lambda: ps.o1.task_timeslice(120, params={"max_timeslice\x00junk": 50}), "parameter name 'max_timeslice\\x00junk'"),
+    (lambda: ps.houston.constants({"nice_const\x00junk": 8000}), "parameter name 'nice_const\\x00junk'"),
+    (lambda: ps.policy_info(PRESET + "\x00junk"), "preset 'linux-2.5.65\\x00junk'"),
+    (lambda: ps.preset_params(PRESET + "\x00junk"), "preset 'linux-2.5.65\\x00junk'"),
+], ids=["formula", "formula params", "o1 params", "houston params", "policy_info", "preset_params"])
+def test_a_name_with_a_nul_is_refused_not_cut_short(call, match):
+    # the core reads names as C strings: "max_timeslice\x00junk" set max_timeslice
+    with pytest.raises(ValueError, match=R(match + " contains a NUL character")):
+        call()
