@@ -14,6 +14,7 @@ RECORD_LEVELS = ("counters", "events", "series")
 STATES = {0: "running", 1: "interruptible", 2: "uninterruptible", 4: "zombie", 8: "dead"}
 POLICY_NAMES = {v: k for k, v in POLICIES.items()}
 MAX_SECONDS = 10**6
+MAX_SERIES_FIELDS = 16  # PS_MAX_SERIES_FIELDS of the core
 SOURCE_EVERY, SOURCE_POISSON = 0, 1
 
 
@@ -107,17 +108,21 @@ class Simulator:
         self._queue_columns = info["queue_columns"]
         self._rq_fields = [f[0] for f in info["rq_fields"]]
         self._task_fields = [f[0] for f in info["generic_fields"] + info["task_fields"]]
-        if series_fields is not None and (isinstance(series_fields, str) or
-                                          not all(isinstance(f, str) for f in series_fields)):
-            raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
+        # checked whatever `record` is: a mistake shows before it matters
         if series_fields is None:
             series_fields = ["prio", "time_slice", "state"] + [f[0] for f in info["task_fields"]]
-        series_fields = [check_name("series field", f) for f in series_fields] if record == "series" else []
+        if not isinstance(series_fields, (str, bytes)) and hasattr(series_fields, "__iter__"):
+            series_fields = list(series_fields)
+        if not isinstance(series_fields, list) or not all(isinstance(f, str) for f in series_fields):
+            raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
         for f in series_fields:
-            if f not in self._task_fields:
+            if check_name("series field", f) not in self._task_fields:
                 raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}")
-        self._series_fields = series_fields
-        self._core.configure(record != "counters", latencies, series_fields, series_every,
+        if len(series_fields) > MAX_SERIES_FIELDS:
+            raise ValueError(f"series_fields has {len(series_fields)} fields: at most "
+                             f"{MAX_SERIES_FIELDS} can be sampled")
+        self._series_fields = [str(f) for f in series_fields] if record == "series" else []
+        self._core.configure(record != "counters", latencies, self._series_fields, series_every,
                              max_trace_bytes, on_full == "overwrite", debug, max_tasks,
                              switch_cost_ns, stagger_ticks)
         self._channels = {}

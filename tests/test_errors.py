@@ -115,6 +115,14 @@ def R(s):
     ((PRESET,), dict(max_trace_bytes=1e6), TypeError, "max_trace_bytes must be an int, not float"),
     ((PRESET,), dict(record="series", series_fields=["nope"]), KeyError, "unknown task field 'nope'"),
     ((PRESET,), dict(record="series", series_fields=["prio"] * 17), ValueError, "at most 16"),
+    # checked whatever `record` is (they were ignored unless record="series")
+    ((PRESET,), dict(series_fields=["nope"]), KeyError, "unknown task field 'nope'"),
+    ((PRESET,), dict(record="events", series_fields=["prio"] * 17), ValueError,
+     R("series_fields has 17 fields: at most 16 can be sampled")),
+    ((PRESET,), dict(series_fields="prio"), TypeError, R("series_fields must be a list of field names, not 'prio'")),
+    ((PRESET,), dict(series_fields=["prio", 3]), TypeError, R("series_fields must be a list of field names, not ['prio', 3]")),
+    ((PRESET,), dict(series_fields=5), TypeError, R("series_fields must be a list of field names, not 5")),
+    ((PRESET,), dict(series_fields=["prio\x00junk"]), ValueError, R("series field 'prio\\x00junk' contains a NUL")),
 ])
 def test_bad_simulator_arguments_raise_naming_the_value(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):

@@ -405,3 +405,12 @@ def built_from(sim):
     sim.spawn(HOG())
     sim.run(seconds=0.05)
     return sim.stats().tobytes(), sim.latencies().tobytes()
+
+
+def test_series_fields_may_be_any_iterable_of_names():
+    fields = ("prio", "sleep_avg")
+    for given in (iter(fields), np.array(fields), dict.fromkeys(fields)):
+        sim = ps.Simulator(PRESET, record="series", series_fields=given)
+        sim.spawn(ps.programs.interactive(1, 3))
+        sim.run(seconds=0.01)
+        assert sim._series_fields == list(fields) and sim.series("sleep_avg").shape == (10, 1)
