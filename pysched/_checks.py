@@ -19,7 +19,7 @@ def _show(v):
     try:
         return repr(v)
     except ValueError:
-        return f"<an int of {v.bit_length()} bits>"
+        return f"<{'a negative' if v < 0 else 'an'} int of {v.bit_length()} bits>"
 
 
 def _index(v):

@@ -6,7 +6,7 @@ A distribution is unitless; the keyword it is passed with gives the unit:
 import math
 from dataclasses import dataclass
 
-from ._checks import to_number
+from ._checks import _show, to_number
 
 # the core's op encoding (csrc/program.h)
 CONST, UNIFORM, EXPONENTIAL, NORMAL = 0, 1, 2, 3
@@ -19,9 +19,12 @@ _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 def _check_number(what, x):
     x = to_number(what, x)
-    if not math.isfinite(x) or x < 0:
-        raise ValueError(f"{what}={x!r} is not allowed: durations must be finite and >= 0")
-    return float(x)
+    if not 0 <= x < math.inf:  # an int compares exactly, however large
+        raise ValueError(f"{what}={_show(x)} is not allowed: durations must be finite and >= 0")
+    try:
+        return float(x)
+    except OverflowError:  # an int beyond every float, in any unit too large
+        raise ValueError(f"{what}={_show(x)} is too large: the allowed range is 0..{MAX_NS} ns (10^6 s)") from None
 
 
 @dataclass(frozen=True)

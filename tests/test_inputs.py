@@ -414,3 +414,14 @@ def test_series_fields_may_be_any_iterable_of_names():
         sim.spawn(ps.programs.interactive(1, 3))
         sim.run(seconds=0.01)
         assert sim._series_fields == list(fields) and sim.series("sleep_avg").shape == (10, 1)
+
+
+# ---------------------------------------------------------------- ints too large for the core
+
+@pytest.mark.parametrize("huge", [10**400, -10**400, 10**5000], ids=["10**400", "-10**400", "10**5000"])
+@pytest.mark.parametrize("entry,_,call", ENTRY_POINTS, ids=[e[0] for e in ENTRY_POINTS])
+def test_an_int_too_large_for_the_core_is_named_with_the_allowed_range(entry, _, call, huge):
+    # before, some went on to the core or to float() and failed with OverflowError
+    with pytest.raises(ValueError, match=r"^(.* )?[\w\[\]']+=(-?\d+|<(an|a negative) int of \d+ bits>) is "
+                                         r"(outside the allowed range -?\d+(\.\d+)?(e[+-]\d+)?\.\.|not allowed|too large)"):
+        call(lambda v: huge if v > 0 else -huge)
