@@ -24,7 +24,8 @@ def _check_number(what, x):
     try:
         return float(x)
     except OverflowError:  # an int beyond every float, in any unit too large
-        raise ValueError(f"{what}={_show(x)} is too large: the allowed range is 0..{MAX_NS} ns (10^6 s)") from None
+        raise ValueError(
+            f"{what}={_show(x)} is too large: the allowed range is 0..{MAX_NS} ns (10^6 s)") from None
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def policy_info(preset, hz=None):
     """What the core declares about a preset's policy: its name and doc, the
     default HZ, parameters, task / runqueue fields, headline fields,
     queue columns and formulas, as a dict."""
-    _check_preset(preset)
+    preset = _check_preset(preset)
     if hz is not None:
         hz = check_int("hz", hz, 1, 100_000)
     return _core.policy_info(preset, hz or 0)
@@ -33,7 +33,7 @@ def policy_info(preset, hz=None):
 def formula(preset, name, *args, params=None, hz=None):
     """Call formula `name` of the preset's policy (the very C the simulator
     runs) on integer args, with the preset's parameters plus `params`."""
-    _check_preset(preset)
+    preset = _check_preset(preset)
     name = check_name("formula name", name)
     if hz is not None:
         hz = check_int("hz", hz, 1, 100_000)
@@ -84,7 +84,8 @@ def policies():
 
 
 def _check_preset(preset):
-    check_name("preset", preset)
+    preset = check_name("preset", preset)
     names = presets()
     if preset not in names:
         raise KeyError(f"unknown preset {preset!r}; known presets: {names}")
+    return preset

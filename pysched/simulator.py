@@ -72,7 +72,7 @@ class Simulator:
                  latencies=True, series_fields=None, series_every=1,
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
                  switch_cost_ns=0, stagger_ticks=False):
-        _check_preset(preset)
+        preset = _check_preset(preset)
         cpus = _check_int("cpus", cpus, 1, _core.MAX_CPUS)
         if hz is not None:
             hz = _check_int("hz", hz, 1, 100_000)

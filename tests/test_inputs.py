@@ -425,3 +425,17 @@ def test_an_int_too_large_for_the_core_is_named_with_the_allowed_range(entry, _,
     with pytest.raises(ValueError, match=r"^(.* )?[\w\[\]']+=(-?\d+|<(an|a negative) int of \d+ bits>) is "
                                          r"(outside the allowed range -?\d+(\.\d+)?(e[+-]\d+)?\.\.|not allowed|too large)"):
         call(lambda v: huge if v > 0 else -huge)
+
+
+def test_names_given_as_numpy_strs_reach_the_core_as_plain_strs():
+    S = np.str_
+    sim = ps.Simulator(S(PRESET), params={S("max_sleep_avg"): 500}, record=S("series"),
+                       series_fields=[S("prio")])
+    sim.spawn(Program().loop().wait(S("c")).run(ms=1).end(), name=S("w"), policy=S("normal"),
+              init={S("sleep_avg"): 5})
+    sim.source(S("c"), every_ms=2)
+    sim.set_param(S("max_sleep_avg"), 600)
+    sim.run(seconds=0.01)
+    assert sim.task(1).nr_switches > 0 and sim.preset == PRESET and type(sim.preset) is str
+    assert ps.formula(S(PRESET), S("task_timeslice"), 120) == ps.formula(PRESET, "task_timeslice", 120)
+    assert ps.policy_info(S(PRESET)) == ps.policy_info(PRESET)
