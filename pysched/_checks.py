@@ -34,7 +34,7 @@ def _index(v):
 
 def check_int(what, v, lo, hi):
     """v must be integer-like (not a bool) in lo..hi; returns it as a plain int."""
-    i = _index(v)
+    i = v if type(v) is int else _index(v)
     if i is None:
         raise TypeError(f"{what} must be an int, not {type(v).__name__}")
     if not lo <= i <= hi:
