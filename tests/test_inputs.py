@@ -236,6 +236,8 @@ def public_entry_points():
     names = set()
     for name in ps.__all__:
         obj = getattr(ps, name)
+        if inspect.isclass(obj) and issubclass(obj, BaseException):
+            continue  # the exceptions pysched raises take no arguments of ours
         if inspect.ismodule(obj):
             names |= {f"{name}.{f}" for f, fn in vars(obj).items()
                       if not f.startswith("_") and inspect.isfunction(fn) and fn.__module__ == obj.__name__}
