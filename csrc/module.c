@@ -57,14 +57,15 @@ static const psPreset *find_preset(const char *name) {
 /* Apply a dict of parameter overrides to m, as one set (all or nothing);
  * a value the policy refuses raises config_error (ConfigError). */
 static int apply_params(psModel *m, PyObject *params, PyObject *config_error) {
-  if (!params || params == Py_None) return 0;
+  const char *names[PS_MAX_PARAMS];
+  int64_t values[PS_MAX_PARAMS];
+  int n = 0;
+  char err[PS_ERRLEN];
+  if (!params || params == Py_None) goto apply;
   if (!PyDict_Check(params)) {
     PyErr_Format(PyExc_TypeError, "params must be a dict, not %.100s", Py_TYPE(params)->tp_name);
     return -1;
   }
-  const char *names[PS_MAX_PARAMS];
-  int64_t values[PS_MAX_PARAMS];
-  int n = 0;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(params, &pos, &key, &value)) {
@@ -96,9 +97,13 @@ static int apply_params(psModel *m, PyObject *params, PyObject *config_error) {
     names[n] = name;
     values[n++] = v;  /* a dict holds each name once: n <= nparams */
   }
-  char err[PS_ERRLEN];
+apply:
   if (ps_set_params(m, names, values, n, err, sizeof err)) {
-    PyErr_SetString(config_error, err);
+    if (n)
+      PyErr_SetString(config_error, err);
+    else  /* nothing was overridden: the preset's defaults do not fit this HZ */
+      PyErr_Format(config_error, "%s (the preset's default at hz=%d: choose it with params=)",
+                   err, m->hz);
     return -1;
   }
   return 0;
@@ -151,7 +156,9 @@ static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
   if (!pre) return NULL;
   psModel m;
   char err[PS_ERRLEN];
-  if (ps_model_init(&m, pre, 1, hz, 0, err, sizeof err)) return raise_value(err);
+  /* the defaults as the table gives them, whether or not they fit together
+   * at this HZ (Simulator(params=) may replace those that do not) */
+  if (ps_model_defaults(&m, pre, 1, hz, 0, err, sizeof err)) return raise_value(err);
   const psPolicy *pol = pre->policy;
   PyObject *params = PyList_New(pol->nparams);
   for (int i = 0; params && i < pol->nparams; i++) {
@@ -210,21 +217,30 @@ static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
                        (Py_ssize_t)sizeof(psSampleRec));
 }
 
+/* A model of preset `pre` with `params` applied before the parameter set
+ * is checked (so that params may replace a default that does not fit hz);
+ * 0, or -1 with ConfigError (or TypeError / KeyError) set. */
+static int build_model(psModel *m, const psPreset *pre, int cpus, int hz, uint64_t seed,
+                       PyObject *params, PyObject *config_error) {
+  char err[PS_ERRLEN];
+  if (ps_model_defaults(m, pre, cpus, hz, seed, err, sizeof err)) {
+    PyErr_SetString(config_error, err);
+    return -1;
+  }
+  if (apply_params(m, params, config_error)) {
+    ps_model_free(m);
+    return -1;
+  }
+  return 0;
+}
+
 /* A model of `preset` at `hz` (0: its default) with `params` applied, for
  * the formula calls. */
 static int formula_model(PyObject *mod, psModel *m, const char *preset, int hz, PyObject *params) {
   const psPreset *pre = find_preset(preset);
   if (!pre) return -1;
-  char err[PS_ERRLEN];
-  if (ps_model_init(m, pre, 1, hz, 0, err, sizeof err)) {
-    PyErr_SetString(PyExc_ValueError, err);
-    return -1;
-  }
-  if (apply_params(m, params, ((module_state *)PyModule_GetState(mod))->config_error)) {
-    ps_model_free(m);
-    return -1;
-  }
-  return 0;
+  return build_model(m, pre, 1, hz, 0, params,
+                     ((module_state *)PyModule_GetState(mod))->config_error);
 }
 
 /* formula(preset, name, hz, params, args) -> int: the policy's own C, as
@@ -281,11 +297,13 @@ static PyObject *mod_derived(PyObject *self, PyObject *args) {
 /* ---- the Sim type ---- */
 
 static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"preset", "cpus", "hz", "seed", NULL};
+  static char *kwlist[] = {"preset", "cpus", "hz", "seed", "params", NULL};
   const char *preset;
   int cpus, hz;
   unsigned long long seed;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "siiK", kwlist, &preset, &cpus, &hz, &seed)) return -1;
+  PyObject *params = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "siiK|O", kwlist, &preset, &cpus, &hz, &seed, &params))
+    return -1;
   if (self->ready) {
     PyErr_SetString(sim_state(self)->state_error, "Sim is already initialised");
     return -1;
@@ -293,10 +311,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
   const psPreset *pre = find_preset(preset);
   if (!pre) return -1;
   char err[PS_ERRLEN];
-  if (ps_model_init(&self->m, pre, cpus, hz, seed, err, sizeof err)) {
-    PyErr_SetString(sim_state(self)->config_error, err);
-    return -1;
-  }
+  if (build_model(&self->m, pre, cpus, hz, seed, params, sim_state(self)->config_error)) return -1;
   if (ps_data_init(&self->m, &self->d, err, sizeof err)) {
     ps_model_free(&self->m);
     PyErr_SetString(PyExc_MemoryError, err);
@@ -831,7 +846,7 @@ static PyGetSetDef Sim_getset[] = {
 };
 
 static PyType_Slot Sim_slots[] = {
-    {Py_tp_doc, "Sim(preset, cpus, hz, seed): the core simulator (use pysched.Simulator)"},
+    {Py_tp_doc, "Sim(preset, cpus, hz, seed, params=None): the core simulator (use pysched.Simulator)"},
     {Py_tp_init, Sim_init},
     {Py_tp_dealloc, Sim_dealloc},
     {Py_tp_methods, Sim_methods},

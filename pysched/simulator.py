@@ -99,10 +99,9 @@ class Simulator:
         self.hz = hz
         self.seed = seed
         self.record = record
-        self._core = _core.Sim(preset, cpus, hz, seed)
-        params = check_params(preset, params, hz)
-        if params:
-            self._core.set_params(params)
+        # the overrides go in before the parameter set is checked, so that
+        # they may replace a default that does not fit this HZ
+        self._core = _core.Sim(preset, cpus, hz, seed, check_params(preset, params, hz))
         self.policy = info["policy"]
         self.headline = list(info["headline"])
         self._queue_columns = info["queue_columns"]

@@ -127,3 +127,15 @@ def test_activation_cuts_the_timeslice_to_what_the_new_priority_allows():
     after = sim.task(t)
     assert after.time_slice <= ps.houston.task_timeslice(after.prio, after.static_prio)
     assert long_slice > after.time_slice
+
+
+@pytest.mark.parametrize("hz, params", [(10000, {"run_avg_halflife": 40000, "prio_avg_halflife": 20000}),
+                                        (1, {"run_avg_halflife": 6})])
+def test_houston_runs_at_an_extreme_hz_when_params_replace_the_defaults_that_do_not_fit(hz, params):
+    with pytest.raises(ps.ConfigError, match=f"the preset's default at hz={hz}: choose it with params="):
+        ps.Simulator("houston-2003", hz=hz)
+    sim = ps.Simulator("houston-2003", hz=hz, params=params)
+    hog = sim.spawn(ps.programs.cpu_hog())
+    sim.run(seconds=2)
+    assert sim.task(hog).cpu_ns == 2 * 10**9
+    assert sim.params["run_avg_halflife"] == params["run_avg_halflife"]

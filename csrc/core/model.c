@@ -21,6 +21,12 @@ int ps_preset_hz(const psPreset *p) { return p->hz ? p->hz : 1000; }
 
 int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
                   char *err, int errlen) {
+  if (ps_model_defaults(m, preset, ncpu, hz, seed, err, errlen)) return -1;
+  return m->hooks.configure(m, err, errlen);
+}
+
+int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
+                      char *err, int errlen) {
   memset(m, 0, sizeof(*m));
   if (!hz) hz = ps_preset_hz(preset);
   if (ncpu < 1 || ncpu > PS_MAX_CPUS) {
@@ -50,7 +56,7 @@ int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t
       scaled.def = o->value;
       m->param[i] = scaled_default(&scaled, hz);
     }
-  return m->hooks.configure(m, err, errlen);
+  return 0;
 }
 
 int ps_formula_index(const psPolicy *pol, const char *name) {

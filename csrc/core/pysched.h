@@ -155,6 +155,11 @@ int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i)
  * default HZ.  0 or -1 with err. */
 int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
                   char *err, int errlen);
+/* The same without the policy's check of the parameter set: follow it with
+ * ps_set_params (with the overrides, or none), which checks the whole set,
+ * so that a default that does not fit this HZ can be overridden. */
+int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
+                      char *err, int errlen);
 /* The preset's default HZ. */
 int ps_preset_hz(const psPreset *p);
 /* Index of the policy's formula `name`, or -1. */
