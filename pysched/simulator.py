@@ -59,7 +59,11 @@ class Simulator:
         the event log and sampled task fields (``series_fields``, every
         ``series_every`` ticks).
     latencies : bool
-        Keep every wakeup-to-run latency (``sim.latencies(pid)``).
+        Keep the wakeup-to-run latencies (``sim.latencies(pid)``).  With
+        record="counters" a full buffer keeps the newest (the run goes on
+        for ever in bounded memory; ``lat_count``, ``lat_sum_ns`` and
+        ``lat_max_ns`` of every task stay exact); otherwise ``on_full``
+        decides.
     max_trace_bytes : int
         Cap of each recording buffer; ``on_full`` is "raise" (the run stops
         with an error) or "overwrite" (oldest records are dropped).

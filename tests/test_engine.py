@@ -585,6 +585,23 @@ def test_overwrite_of_latencies_keeps_the_newest():
     assert small.counters()["trace_dropped"] == len(full.latencies()) - keep
 
 
+def test_with_counters_only_a_full_latency_buffer_keeps_the_newest_and_the_run_goes_on():
+    # counters mode runs for ever in bounded memory, whatever on_full says;
+    # the per-task latency counters stay exact
+    full = sim_()
+    mixed_workload(full)
+    full.run(seconds=1)
+    keep = 50
+    small = sim_(on_full="raise", max_trace_bytes=keep * ps.LATENCY_DTYPE.itemsize)
+    mixed_workload(small)
+    small.run(seconds=1)
+    assert small.now_ns == 10**9
+    assert same_records(small.latencies(), full.latencies()[-keep:])
+    st = small.stats()
+    assert st["lat_count"].sum() == len(full.latencies()) > keep
+    assert (st["lat_max_ns"] == full.stats()["lat_max_ns"]).all()
+
+
 def test_trace_dropped_counts_the_records_dropped_by_every_buffer():
     full = sim_(record="events")
     mixed_workload(full)

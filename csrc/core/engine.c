@@ -71,7 +71,11 @@ void ps_fail(psData *d, const char *fmt, ...) {
 }
 
 static void ring_push(const psModel *m, psData *d, psRing *r, const void *rec, const char *what) {
-  int rc = psu_ring_push(r, rec, m->max_trace_bytes, m->overwrite);
+  /* with counters only (no event log), a run must go on for ever in bounded
+   * memory: the latency records then keep the newest, while the per-task
+   * latency counters stay exact */
+  int overwrite = m->overwrite || (r == &d->latencies && !m->rec_events);
+  int rc = psu_ring_push(r, rec, m->max_trace_bytes, overwrite);
   if (rc == PS_RING_OK || d->trace_full || d->failed) return;
   d->trace_full = 1;
   if (rc == PS_RING_FULL)
