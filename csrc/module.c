@@ -527,9 +527,9 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
 
 /* run_until(t_end_ns): deliver everything due up to t_end with the GIL
  * released, in pieces of at most 100,000 ticks and RUN_INSTANTS instants,
- * checking for Ctrl-C between them: tens of milliseconds of work at most,
- * however dense the events. */
-#define RUN_INSTANTS 200000
+ * checking for Ctrl-C between them: a few milliseconds of work (tens with
+ * the invariant checks under the sanitizers), however dense the events. */
+#define RUN_INSTANTS 20000
 static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   READY(self);
   long long t_end = PyLong_AsLongLong(arg);
