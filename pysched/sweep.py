@@ -50,12 +50,27 @@ def _call(fn, point):
     return {**point, **out}
 
 
+def _gather(executor, fn, points):
+    """Every point's row, in grid order; if one fails or the caller is
+    interrupted (Ctrl-C), the points still queued are cancelled."""
+    futures = [executor.submit(_call, fn, p) for p in points]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+
+
 def sweep(fn, grid, *, executor=None, max_workers=None):
     """Run fn(**point) over the grid; see the module docstring."""
     points = grid_points(grid)
     if max_workers is not None:
         max_workers = check_int("max_workers", max_workers, 1, 2**31 - 1)
     if executor is not None:
-        return list(executor.map(_call, itertools.repeat(fn), points))
-    with ProcessPoolExecutor(max_workers=max_workers) as pool:
-        return list(pool.map(_call, itertools.repeat(fn), points))
+        return _gather(executor, fn, points)
+    pool = ProcessPoolExecutor(max_workers=max_workers)
+    try:
+        return _gather(pool, fn, points)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

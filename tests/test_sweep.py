@@ -1,4 +1,5 @@
 """Parameter sweeps over executors."""
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -64,3 +65,47 @@ def test_grid_names_must_be_str():
 def test_max_workers_is_an_int_named_in_its_error(bad, exc, match):
     with pytest.raises(exc, match=match):
         ps.sweep(share_of_reniced, {"nice": [0], "max_sleep_avg": [1000]}, max_workers=bad)
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    """A one-worker pool that counts the points it starts."""
+
+    def __init__(self):
+        super().__init__(max_workers=1)
+        self.started = 0
+
+    def submit(self, fn, *args):
+        def counted():
+            self.started += 1
+            return fn(*args)
+        return super().submit(counted)
+
+
+def interrupted_at_the_second_point(x):
+    if x == 1:
+        raise KeyboardInterrupt  # as Ctrl-C arrives while the caller waits
+    time.sleep(0.02)  # a point takes a while: the others are still queued
+    return {"y": x}
+
+
+def test_an_interrupted_sweep_cancels_the_points_still_queued():
+    with CountingExecutor() as ex:
+        with pytest.raises(KeyboardInterrupt):
+            ps.sweep(interrupted_at_the_second_point, {"x": range(50)}, executor=ex)
+    assert ex.started <= 3  # the 47 or more still queued never ran
+
+
+def test_an_executor_needs_only_submit():
+    # Dask's client.get_executor() maps with len() on every argument; a sweep
+    # submits point by point instead
+    class SubmitOnly:
+        def __init__(self):
+            self.pool = ThreadPoolExecutor(2)
+
+        def submit(self, fn, *args):
+            return self.pool.submit(fn, *args)
+
+    ex = SubmitOnly()
+    rows = ps.sweep(interrupted_at_the_second_point, {"x": [0, 2, 3]}, executor=ex)
+    ex.pool.shutdown()
+    assert [r["y"] for r in rows] == [0, 2, 3]
