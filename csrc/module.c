@@ -508,18 +508,8 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
     fields[ninit] = idx;
     values[ninit++] = v;
   }
-  if (time_slice < 0 || time_slice > 1000000) return raise_value("time_slice outside 1..1000000");
-  if (prog < 0 || prog >= self->m.nprogs) return raise_value("unknown program id");
-  if (nice < -20 || nice > 19) return raise_value("nice outside -20..19");
-  if (policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR) return raise_value("unknown scheduling policy");
-  if (policy == PS_SCHED_NORMAL ? rt != 0 : (rt < 1 || rt > 99))
-    return raise_value("rt_priority must be 1..99 for fifo/rr and 0 for normal");
-  uint64_t all = self->m.ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << self->m.ncpu) - 1);
-  if (!(mask & all)) return raise_value("cpus_allowed names no CPU of this machine");
-  if (cpu >= self->m.ncpu || (cpu >= 0 && !(mask >> cpu & 1)))
-    return raise_value("cpu is not one of the task's allowed CPUs");
   char err[PS_ERRLEN];
-  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask & all, cpu, ninit, fields,
+  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask, cpu, ninit, fields,
                      values, time_slice, err, sizeof err);
   if (pid < 0) return raise_value(err);
   return PyLong_FromLong(pid);

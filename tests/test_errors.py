@@ -606,3 +606,21 @@ def test_a_name_with_a_nul_is_refused_not_cut_short(call, match):
     # the core reads names as C strings: "max_timeslice\x00junk" set max_timeslice
     with pytest.raises(ValueError, match=R(match + " contains a NUL character")):
         call()
+
+
+@pytest.mark.parametrize("args, what", [
+    ((99, "t", 0, 0, 0, 1, -1, {}, 0), "prog names no program"),
+    ((0, "t", 100, 0, 0, 1, -1, {}, 0), "nice is outside -20..19"),
+    ((0, "t", 0, 7, 0, 1, -1, {}, 0), "policy is not 0"),
+    ((0, "t", 0, 1, 0, 1, -1, {}, 0), "rt_priority must be 1..99"),
+    ((0, "t", 0, 0, 0, 0, -1, {}, 0), "cpus_allowed names no CPU"),
+    ((0, "t", 0, 0, 0, 1, 1, {}, 0), "cpu is not one of the task's allowed CPUs"),
+    ((0, "t", 0, 0, 0, 1, -1, {}, -5), "time_slice is outside"),
+])
+def test_the_core_checks_every_spawn_argument_itself(args, what):
+    # the binding only converts: a caller of _core gets the core's message
+    core = ps.Simulator("linux-2.5.65")._core
+    core.add_program([(0, 0, 0, 0, 1e6, 0)])
+    with pytest.raises(ValueError, match=what):
+        core.spawn(*args)
+    assert core.ntasks == 0

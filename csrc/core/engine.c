@@ -351,6 +351,30 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
                   int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
                   const int32_t *init_field, const int64_t *init_value, int time_slice,
                   char *err, int errlen) {
+  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+  const char *bad = prog < 0 || prog >= m->nprogs ? "prog names no program"
+                    : nice < -20 || nice > 19      ? "nice is outside -20..19"
+                    : policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR
+                        ? "policy is not 0 (normal), 1 (fifo) or 2 (rr)"
+                    : (policy == PS_SCHED_NORMAL ? rt_priority != 0
+                                                 : rt_priority < 1 || rt_priority > 99)
+                        ? "rt_priority must be 1..99 for fifo/rr and 0 for normal"
+                    : !(cpus_allowed & all) ? "cpus_allowed names no CPU of this machine"
+                    : cpu >= m->ncpu || (cpu >= 0 && !(cpus_allowed >> cpu & 1))
+                        ? "cpu is not one of the task's allowed CPUs"
+                    : time_slice < 0 || time_slice > 1000000 ? "time_slice is outside 1..1000000"
+                                                             : NULL;
+  if (bad) {
+    snprintf(err, errlen, "spawn: %s (prog=%d, nice=%d, policy=%d, rt_priority=%d, cpu=%d, "
+             "time_slice=%d)", bad, prog, nice, policy, rt_priority, cpu, time_slice);
+    return -1;
+  }
+  for (int k = 0; k < ninit; k++)
+    if (init_field[k] < 0 || init_field[k] >= m->policy->ntask_fields) {
+      snprintf(err, errlen, "spawn: init field %d does not exist", init_field[k]);
+      return -1;
+    }
+  cpus_allowed &= all;
   if (d->nlive >= m->max_tasks) {
     snprintf(err, errlen, "task limit reached: max_tasks=%d live tasks", m->max_tasks);
     return -1;
