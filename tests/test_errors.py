@@ -624,3 +624,20 @@ def test_the_core_checks_every_spawn_argument_itself(args, what):
     with pytest.raises(ValueError, match=what):
         core.spawn(*args)
     assert core.ntasks == 0
+
+
+@pytest.mark.parametrize("preset, init, message", [
+    ("houston-2003", {"run_avg": 2**31 - 1}, r"run_avg=2147483647 is outside the allowed range 0\.\.262144"),
+    ("linux-2.5.65", {"sleep_avg": 10001}, r"sleep_avg=10001 is outside the allowed range 0\.\.10000"),
+    ("linux-2.5.64", {"first_time_slice": 2}, r"first_time_slice=2 is outside the allowed range 0\.\.1"),
+    ("linux-2.4.20", {"counter": -1}, r"counter=-1 is outside the allowed range 0\.\.1000000"),
+])
+def test_init_values_outside_the_policys_domain_are_refused_and_create_nothing(preset, init, message):
+    # init={"run_avg": 2**31-1} overflowed houston_math's decay (seen with -fno-wrapv)
+    sim = ps.Simulator(preset)
+    with pytest.raises(ValueError, match=message):
+        sim.spawn(ps.programs.cpu_hog(), init=init)
+    assert sim._core.ntasks == 0
+    sim.spawn(ps.programs.cpu_hog())
+    sim.run(seconds=0.1)
+    sim.check()

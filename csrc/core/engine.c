@@ -369,11 +369,19 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
              "time_slice=%d)", bad, prog, nice, policy, rt_priority, cpu, time_slice);
     return -1;
   }
-  for (int k = 0; k < ninit; k++)
+  /* the init values on a blank task first: the policy checks their domain
+   * before anything is created */
+  psTask probe;
+  task_blank(&probe);
+  for (int k = 0; k < ninit; k++) {
     if (init_field[k] < 0 || init_field[k] >= m->policy->ntask_fields) {
       snprintf(err, errlen, "spawn: init field %d does not exist", init_field[k]);
       return -1;
     }
+    const psFieldInfo *f = &m->policy->task_fields[init_field[k]];
+    psu_field_write(f->at == PS_AT_TASK ? (void *)&probe : (void *)probe.priv, f, init_value[k]);
+  }
+  if (m->hooks.check_init(m, &probe, err, errlen)) return -1;
   cpus_allowed &= all;
   if (d->nlive >= m->max_tasks) {
     snprintf(err, errlen, "task limit reached: max_tasks=%d live tasks", m->max_tasks);

@@ -179,6 +179,12 @@ typedef struct psHooks {
    * columns (prio, pid). */
   int (*dump)(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
 
+  /* sim.spawn(init=...): t is a blank task with the caller's values written
+   * into the policy fields named; 0 if they lie in the domain the policy's
+   * arithmetic accepts under the model's parameters, else -1 with a message
+   * naming the field, its value and the allowed range.  Default: accept. */
+  int (*check_init)(const psModel *m, const psTask *t, char *err, int errlen);
+
   /* Invariants of the policy's own data; 0, or -1 with a message.  It must
    * be safe on a state loaded from a damaged snapshot: check indices before
    * following them.  Default: none. */

@@ -61,6 +61,8 @@ static int default_dump(const psModel *m, const psData *d, int cpu, int32_t *out
 
 static int default_check(const psModel *m, const psData *d, char *err, int errlen) { return 0; }
 
+static int default_check_init(const psModel *m, const psTask *t, char *err, int errlen) { return 0; }
+
 int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   const psHooks *h = &pol->hooks;
   const char *missing = !h->task_spawn ? "task_spawn"
@@ -87,6 +89,7 @@ int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   DEFAULT(migrate);
   DEFAULT(dump);
   DEFAULT(check);
+  DEFAULT(check_init);
 #undef DEFAULT
   return 0;
 }

@@ -337,3 +337,19 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
   }
   return 0;
 }
+
+int o1_check_init(const psModel *m, const psTask *t, char *err, int errlen) {
+  const o1_sched *s = o1_sched_of_const(t);
+  int64_t max = m->param[o1_family_of(m)->p_max_sleep_avg];
+  if (s->sleep_avg > max) {
+    snprintf(err, errlen, "sleep_avg=%u is outside the allowed range 0..%lld (max_sleep_avg)",
+             s->sleep_avg, (long long)max);
+    return -1;
+  }
+  if (s->first_time_slice != 0 && s->first_time_slice != 1) {
+    snprintf(err, errlen, "first_time_slice=%d is outside the allowed range 0..1",
+             s->first_time_slice);
+    return -1;
+  }
+  return 0;
+}

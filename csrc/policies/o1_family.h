@@ -78,7 +78,7 @@ typedef struct o1_family {
   int lru;                        /* keep Houston's run_list_lru of non-RT tasks */
   int expired_used;               /* the tick puts tasks in the expired array */
   int p_cache_decay_ticks;        /* O1_BALANCE_PARAMS start here */
-  int p_max_timeslice, p_exit_weight;
+  int p_max_timeslice, p_exit_weight, p_max_sleep_avg;
   int p_pull_equal_prio_preempt;  /* -1: always (bk4) */
   int p_sync_wakeup_credit;       /* -1: never (bk4) */
   int p_setscheduler_activate;    /* -1: plain enqueue (bk4) */
@@ -159,6 +159,9 @@ void o1_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt
 void o1_migrate(const psModel *m, psData *d, psTask *p, int dest);
 int o1_dump(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
 int o1_check(const psModel *m, const psData *d, char *err, int errlen);
+/* spawn's init values of the shared fields: sleep_avg within
+ * 0..max_sleep_avg, first_time_slice 0 or 1. */
+int o1_check_init(const psModel *m, const psTask *t, char *err, int errlen);
 extern const psColumn o1_queue_columns[3];
 
 /* The hooks above in a member's psHooks initializer, and the queue columns

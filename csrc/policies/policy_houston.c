@@ -252,6 +252,19 @@ static void task_fork_h(const psModel *m, psData *d, psTask *parent, psTask *p) 
   o1_wake_child_smart(m, d, parent, p);
 }
 
+/* spawn's init values: the family's, and run_avg within decay_value's
+ * domain, 0..max_run_avg (houston_math.h) */
+static int check_init_h(const psModel *m, const psTask *t, char *err, int errlen) {
+  if (o1_check_init(m, t, err, errlen)) return -1;
+  uint32_t run_avg = ((const h_task *)t->priv)->run_avg;
+  if (run_avg > (uint32_t)HC(m)->max_run_avg) {
+    snprintf(err, errlen, "run_avg=%u is outside the allowed range 0..%d (max_run_avg)", run_avg,
+             HC(m)->max_run_avg);
+    return -1;
+  }
+  return 0;
+}
+
 /* sys_sched_yield with the patch: the worst prio, run_avg up by a quarter,
  * back into the same array. */
 static void yield_h(const psModel *m, psData *d, psTask *p) {
@@ -342,6 +355,7 @@ static const o1_family h_fam = {
     .p_cache_decay_ticks = H_cache_decay_ticks,
     .p_max_timeslice = H_max_timeslice,
     .p_exit_weight = H_exit_weight,
+    .p_max_sleep_avg = H_max_sleep_avg,
     .p_pull_equal_prio_preempt = -1,
     .p_sync_wakeup_credit = -1,
     .p_setscheduler_activate = -1,
@@ -369,6 +383,7 @@ const psPolicy ps_policy_houston = {
     .family = &h_fam,
     .hooks = {
         O1_FAMILY_HOOKS,
+        .check_init = check_init_h,
         .configure = configure_h,
         .task_spawn = task_spawn_h,
         .task_fork = task_fork_h,

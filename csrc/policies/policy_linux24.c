@@ -384,6 +384,20 @@ static int32_t spawn_counter(const psModel *m, int nice) {
   }
 }
 
+/* spawn's init values: a counter of 0..1000000 ticks (only idle tasks go
+ * negative, §15.7) and an mm id >= 0; the other fields are set by spawn. */
+static int check_init_linux24(const psModel *m, const psTask *t, char *err, int errlen) {
+  if (COUNTER(t) < 0 || COUNTER(t) > 1000000) {
+    snprintf(err, errlen, "counter=%d is outside the allowed range 0..1000000", COUNTER(t));
+    return -1;
+  }
+  if (L24c(t)->mm < 0) {
+    snprintf(err, errlen, "mm=%d must be >= 0 (a pid, or 0 for a new process)", L24c(t)->mm);
+    return -1;
+  }
+  return 0;
+}
+
 /* A task created from Python: a fresh process (mm = pid unless init shares
  * one) with the counter spawn_counter chooses (a non-zero counter set by
  * init is kept, as with time_slice=), woken as wake_up_process does. */
@@ -740,6 +754,7 @@ const psPolicy ps_policy_linux24 = {
     .hooks = {
         .init_rq = init_rq_linux24,
         .task_spawn = task_spawn_linux24,
+        .check_init = check_init_linux24,
         .task_fork = task_fork_linux24,
         .task_exit = task_exit_linux24,
         .wakeup = wakeup_linux24,

@@ -327,6 +327,7 @@ static const o1_family o1_fam = {
     .p_cache_decay_ticks = O1_cache_decay_ticks,
     .p_max_timeslice = O1_max_timeslice,
     .p_exit_weight = O1_exit_weight,
+    .p_max_sleep_avg = O1_max_sleep_avg,
     .p_pull_equal_prio_preempt = O1_pull_equal_prio_preempt,
     .p_sync_wakeup_credit = O1_sync_wakeup_credit,
     .p_setscheduler_activate = O1_setscheduler_activate,
@@ -350,6 +351,7 @@ const psPolicy ps_policy_o1 = {
     .family = &o1_fam,
     .hooks = {
         O1_FAMILY_HOOKS,
+        .check_init = o1_check_init,
         .configure = configure_o1,
         .task_spawn = task_spawn_o1,
         .task_fork = task_fork_o1,
