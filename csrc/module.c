@@ -37,6 +37,39 @@ static PyObject *raise_value(const char *msg) {
 
 /* ---- helpers ---- */
 
+/* The UTF-8 text of a str that names something, or NULL with an error: a
+ * name with an embedded NUL would be cut short by the C side. */
+static const char *name_utf8(PyObject *o, const char *what) {
+  if (!PyUnicode_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what, Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  Py_ssize_t n;
+  const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+  if (s && (size_t)n != strlen(s)) {
+    PyErr_Format(PyExc_ValueError, "%s %R contains a NUL character", what, o);
+    return NULL;
+  }
+  return s;
+}
+
+/* An unsigned 64-bit value (a seed, a CPU mask), or -1 with ValueError
+ * naming it: "K" would wrap a negative or oversized int silently. */
+static int u64_arg(PyObject *o, const char *what, uint64_t *out) {
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s=%R is outside the allowed range 0..2**64-1", what, o);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
 static const psPreset *find_preset(const char *name) {
   const psPreset *p = ps_preset_find(name);
   if (!p) {
@@ -69,11 +102,7 @@ static int apply_params(psModel *m, PyObject *params, PyObject *config_error) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(params, &pos, &key, &value)) {
-    if (!PyUnicode_Check(key)) {
-      PyErr_SetString(PyExc_TypeError, "parameter names must be str");
-      return -1;
-    }
-    const char *name = PyUnicode_AsUTF8(key);
+    const char *name = name_utf8(key, "parameter name");
     if (!name) return -1;
     int i = ps_param_index(m, name);
     if (i < 0) {
@@ -300,9 +329,11 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"preset", "cpus", "hz", "seed", "params", NULL};
   const char *preset;
   int cpus, hz;
-  unsigned long long seed;
-  PyObject *params = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "siiK|O", kwlist, &preset, &cpus, &hz, &seed, &params))
+  uint64_t seed;
+  PyObject *seed_obj, *params = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "siiO|O", kwlist, &preset, &cpus, &hz, &seed_obj,
+                                   &params) ||
+      u64_arg(seed_obj, "seed", &seed))
     return -1;
   if (self->ready) {
     PyErr_SetString(sim_state(self)->state_error, "Sim is already initialised");
@@ -385,7 +416,7 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
   int32_t sf[PS_MAX_SERIES_FIELDS];
   Py_ssize_t nf = PyList_GET_SIZE(fields);
   for (Py_ssize_t k = 0; k < nf; k++) {
-    const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(fields, k));
+    const char *name = name_utf8(PyList_GET_ITEM(fields, k), "series field");
     if (!name) return NULL;
     sf[k] = ps_field_index(&self->m, name);
     if (sf[k] < 0) {
@@ -477,10 +508,11 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   READY(self);
   int prog, nice, policy, rt, cpu, time_slice;
   const char *name;
-  unsigned long long mask;
-  PyObject *init;
-  if (!PyArg_ParseTuple(args, "isiiiKiO!i", &prog, &name, &nice, &policy, &rt, &mask, &cpu,
-                        &PyDict_Type, &init, &time_slice))
+  uint64_t mask;
+  PyObject *mask_obj, *init;
+  if (!PyArg_ParseTuple(args, "isiiiOiO!i", &prog, &name, &nice, &policy, &rt, &mask_obj, &cpu,
+                        &PyDict_Type, &init, &time_slice) ||
+      u64_arg(mask_obj, "cpus_allowed mask", &mask))
     return NULL;
   const psPolicy *pol = self->m.policy;
   int32_t fields[32];
@@ -489,8 +521,8 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(init, &pos, &key, &value)) {
-    const char *fname = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-    if (!fname) return raise_value("init keys must be field names");
+    const char *fname = name_utf8(key, "init field");
+    if (!fname) return NULL;
     int idx = -1;
     for (int i = 0; i < pol->ntask_fields; i++)
       if (!strcmp(pol->task_fields[i].name, fname)) idx = i;
@@ -592,8 +624,10 @@ static PyObject *Sim_setscheduler(SimObject *self, PyObject *args) {
 static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
   READY(self);
   int pid;
-  unsigned long long mask;
-  if (!PyArg_ParseTuple(args, "iK", &pid, &mask)) return NULL;
+  uint64_t mask;
+  PyObject *mask_obj;
+  if (!PyArg_ParseTuple(args, "iO", &pid, &mask_obj) || u64_arg(mask_obj, "cpus_allowed mask", &mask))
+    return NULL;
   return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_AFFINITY, .mask = mask});
 }
 

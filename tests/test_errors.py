@@ -641,3 +641,23 @@ def test_init_values_outside_the_policys_domain_are_refused_and_create_nothing(p
     sim.spawn(ps.programs.cpu_hog())
     sim.run(seconds=0.1)
     sim.check()
+
+
+def test_the_binding_refuses_what_it_cannot_convert_exactly():
+    # called directly, _core once wrapped a negative seed or mask silently and
+    # cut names at a NUL (max_sleep_avg\x00junk set max_sleep_avg)
+    core = ps.simulator._core
+    with pytest.raises(ValueError, match=r"seed=-1 is outside the allowed range 0\.\.2\*\*64-1"):
+        core.Sim("linux-2.5.65", 1, 1000, -1)
+    with pytest.raises(ValueError, match="contains a NUL character"):
+        core.Sim("linux-2.5.65", 1, 1000, 0, {"max_sleep_avg\x00junk": 5})
+    sim = core.Sim("linux-2.5.65", 1, 1000, 0)
+    sim.add_program([(0, 0, 0, 0, 1e6, 0)])
+    with pytest.raises(ValueError, match=r"cpus_allowed mask=-1 is outside"):
+        sim.spawn(0, "t", 0, 0, 0, -1, -1, {}, 0)
+    with pytest.raises(ValueError, match="init field 'sleep_avg\\\\x00x' contains a NUL"):
+        sim.spawn(0, "t", 0, 0, 0, 1, -1, {"sleep_avg\x00x": 1}, 0)
+    pid = sim.spawn(0, "t", 0, 0, 0, 1, -1, {}, 0)
+    with pytest.raises(ValueError, match=r"cpus_allowed mask=2\*\*70|cpus_allowed mask=\d+ is outside"):
+        sim.set_affinity(pid, 2**70)
+    assert sim.ntasks == 1 and sim.get_params()["max_sleep_avg"] == 10000
