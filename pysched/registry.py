@@ -64,7 +64,8 @@ def check_params(preset, params, hz=None):
     for name, v in params.items():
         name = check_name("parameter name", name)
         if name not in table:
-            raise KeyError(f"unknown parameter '{name}' for policy {policy}")
+            raise KeyError(f"unknown parameter '{name}' for policy {policy}; "
+                           f"its parameters: {', '.join(table)}")
         lo, hi, unit = table[name]
         if unit == "bool" and isinstance(v, BOOLS):
             v = int(v)

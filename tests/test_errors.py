@@ -661,3 +661,10 @@ def test_the_binding_refuses_what_it_cannot_convert_exactly():
     with pytest.raises(ValueError, match=r"cpus_allowed mask=2\*\*70|cpus_allowed mask=\d+ is outside"):
         sim.set_affinity(pid, 2**70)
     assert sim.ntasks == 1 and sim.get_params()["max_sleep_avg"] == 10000
+
+
+def test_an_unknown_parameter_is_answered_with_the_policys_parameters():
+    # a 2.5 parameter on the 2.4 scheduler: the message says what it does take
+    with pytest.raises(KeyError, match=r"unknown parameter 'max_sleep_avg' for policy linux24; "
+                                       r"its parameters: proc_change_penalty, def_counter"):
+        ps.Simulator("linux-2.4.20", params={"max_sleep_avg": 5})
