@@ -239,7 +239,7 @@ static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
                                 LAYOUT(psLatencyRec, pid, "<i4"), LAYOUT(psLatencyRec, cpu, "<i4"),
                                 LAYOUT(psLatencyRec, latency_ns, "<i8"));
   PyObject *ser = Py_BuildValue("[NNNN]", LAYOUT(psSampleRec, time_ns, "<i8"),
-                                LAYOUT(psSampleRec, task, "<i4"), LAYOUT(psSampleRec, field, "<i4"),
+                                LAYOUT(psSampleRec, pid, "<i4"), LAYOUT(psSampleRec, field, "<i4"),
                                 LAYOUT(psSampleRec, value, "<i8"));
   return Py_BuildValue("{s:(Nn),s:(Nn),s:(Nn)}", "event", ev, (Py_ssize_t)sizeof(psEventRec),
                        "latency", lat, (Py_ssize_t)sizeof(psLatencyRec), "series", ser,
@@ -402,15 +402,18 @@ static PyObject *Sim_get_params(SimObject *self, PyObject *noargs) {
 }
 
 /* configure(events, latency, series_fields, series_every, max_trace_bytes,
- * overwrite, debug_checks, max_tasks, switch_cost_ns, stagger) */
+ * overwrite, debug_checks, max_tasks, keep_exited, switch_cost_ns, stagger);
+ * flags are 0 or 1 (Python passes bools) */
 static PyObject *Sim_configure(SimObject *self, PyObject *args) {
   READY(self);
   int events, latency, every, overwrite, debug, stagger;
-  long long max_bytes, max_tasks, switch_cost;
+  long long max_bytes, max_tasks, keep_exited, switch_cost;
   PyObject *fields;
-  if (!PyArg_ParseTuple(args, "ppOiLppLLp", &events, &latency, &fields, &every, &max_bytes,
-                        &overwrite, &debug, &max_tasks, &switch_cost, &stagger))
+  if (!PyArg_ParseTuple(args, "iiOiLiiLLLi", &events, &latency, &fields, &every, &max_bytes,
+                        &overwrite, &debug, &max_tasks, &keep_exited, &switch_cost, &stagger))
     return NULL;
+  if ((events | latency | overwrite | debug | stagger) & ~1)
+    return raise_value("events, latency, overwrite, debug and stagger must each be 0 or 1");
   if (!PyList_Check(fields) || PyList_GET_SIZE(fields) > PS_MAX_SERIES_FIELDS)
     return raise_value("series fields must be a list of at most 16 names");
   int32_t sf[PS_MAX_SERIES_FIELDS];
@@ -427,6 +430,10 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
   if (every < 1) return raise_value("series_every must be >= 1 tick");
   if (max_bytes < 0) return raise_value("max_trace_bytes must be >= 0");
   if (max_tasks < 1 || max_tasks > 10000000) return raise_value("max_tasks must be in 1..10000000");
+  if (keep_exited < 0 || keep_exited > 10000000)
+    return raise_value("keep_exited must be in 0..10000000");
+  if (keep_exited != self->m.keep_exited && self->d.next_pid > 1)
+    return raise_value("keep_exited can only be chosen before the first spawn");
   if (switch_cost < 0 || switch_cost > self->m.tick_ns)
     return raise_value("switch_cost_ns must be in 0..one tick");
   psModel *m = &self->m;
@@ -440,9 +447,10 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
   m->overwrite = overwrite;
   m->debug_checks = debug;
   m->max_tasks = (int32_t)max_tasks;
+  m->keep_exited = (int32_t)keep_exited;
   m->switch_cost_ns = switch_cost;
   if (stagger != m->stagger_ticks) {
-    if (self->d.jiffies || self->d.ntask > m->ncpu)
+    if (self->d.jiffies || self->d.next_pid > 1)
       return raise_value("stagger can only be chosen before the first spawn or step");
     m->stagger_ticks = stagger;
     for (int c = 0; c < m->ncpu; c++)
@@ -649,34 +657,60 @@ static PyObject *Sim_task(SimObject *self, PyObject *arg) {
   READY(self);
   long pid = PyLong_AsLong(arg);
   if (pid == -1 && PyErr_Occurred()) return NULL;
-  const psTask *t = ps_task_by_pid(&self->m, &self->d, (int)pid);
-  if (!t) {
-    PyErr_Format(PyExc_KeyError, "no task with pid %ld (pids are 1..%d)", pid, self->d.ntask - self->m.ncpu);
-    return NULL;
-  }
-  return task_dict(self, t);
+  const psTask *t = pid > INT32_MAX ? NULL : ps_task_by_pid(&self->m, &self->d, (int)pid);
+  psTask gone;
+  if (t) return task_dict(self, t);
+  if (pid < INT32_MAX && ps_exited_by_pid(&self->d, (int)pid, &gone)) return task_dict(self, &gone);
+  if (pid >= 1 && pid < self->d.next_pid)
+    PyErr_Format(PyExc_KeyError, "pid %ld has exited and its record was dropped (the simulator "
+                 "keeps the last keep_exited=%d)", pid, self->m.keep_exited);
+  else
+    PyErr_Format(PyExc_KeyError, "no task with pid %ld (pids are 1..%d)", pid, self->d.next_pid - 1);
+  return NULL;
 }
 
-/* table() -> (names, bytes): every task's generic then policy fields as an
- * int64 matrix, one row per task (pid order). */
+/* table() -> (names, bytes, task names): every generic then policy field of
+ * every live task and every kept exited one, as an int64 matrix, one row
+ * per task (slot order, then exit order: Python sorts by pid). */
 static PyObject *Sim_table(SimObject *self, PyObject *noargs) {
   READY(self);
   const psModel *m = &self->m;
+  const psData *d = &self->d;
   int nf = ps_nfields(m);
-  int nt = self->d.ntask - m->ncpu;
+  Py_ssize_t nt = (Py_ssize_t)(d->ntask - m->ncpu) + d->exited.n;  /* at most */
+  const psTask **rows = PyMem_Malloc((size_t)(nt ? nt : 1) * sizeof(*rows));
+  psTask *gone = PyMem_Malloc((size_t)(d->exited.n ? d->exited.n : 1) * sizeof(psTask));
+  if (!rows || !gone) {
+    PyMem_Free(rows);
+    PyMem_Free(gone);
+    return PyErr_NoMemory();
+  }
+  nt = 0;
+  for (int32_t i = m->ncpu; i < d->ntask; i++)
+    if (d->task[i].pid) rows[nt++] = &d->task[i];
+  psu_ring_read(&d->exited, gone);
+  for (int64_t k = 0; k < d->exited.n; k++) rows[nt++] = &gone[k];
   PyObject *names = PyList_New(nf);
-  if (!names) return NULL;
-  for (int i = 0; i < nf; i++) PyList_SET_ITEM(names, i, PyUnicode_FromString(ps_field_info(m, i)->name));
-  PyObject *buf = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)nt * nf * 8);
-  if (!buf) { Py_DECREF(names); return NULL; }
-  int64_t *out = (int64_t *)PyBytes_AS_STRING(buf);
-  for (int k = 0; k < nt; k++)
-    for (int i = 0; i < nf; i++)
-      out[(size_t)k * nf + i] = ps_task_value(m, &self->d, &self->d.task[m->ncpu + k], i);
+  PyObject *buf = PyBytes_FromStringAndSize(NULL, nt * nf * 8);
   PyObject *tnames = PyList_New(nt);
-  for (int k = 0; tnames && k < nt; k++) {
-    const char *s = self->d.task[self->m.ncpu + k].name;
+  for (int i = 0; names && i < nf; i++)
+    PyList_SET_ITEM(names, i, PyUnicode_FromString(ps_field_info(m, i)->name));
+  if (buf) {
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(buf);
+    for (Py_ssize_t k = 0; k < nt; k++)
+      for (int i = 0; i < nf; i++) out[(size_t)k * nf + i] = ps_task_value(m, d, rows[k], i);
+  }
+  for (Py_ssize_t k = 0; tnames && k < nt; k++) {
+    const char *s = rows[k]->name;
     PyList_SET_ITEM(tnames, k, PyUnicode_DecodeUTF8(s, (Py_ssize_t)strnlen(s, PS_NAME_LEN), "replace"));
+  }
+  PyMem_Free(rows);
+  PyMem_Free(gone);
+  if (!names || !buf || !tnames) {
+    Py_XDECREF(names);
+    Py_XDECREF(buf);
+    Py_XDECREF(tnames);
+    return NULL;
   }
   return Py_BuildValue("(NNN)", names, buf, tnames);
 }
@@ -750,12 +784,13 @@ static PyObject *Sim_counters(SimObject *self, PyObject *noargs) {
   READY(self);
   const psData *d = &self->d;
   long long dropped = d->events.dropped + d->latencies.dropped + d->series.dropped;
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i}", "starving_expiries",
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:L,s:L}", "starving_expiries",
                        (long long)self->d.warn[PS_WARN_STARVING], "trace_dropped",
                        dropped, "forks",
                        (long long)self->d.nr_forks, "exits", (long long)self->d.nr_exits,
                        "events_dropped", (long long)self->d.events.dropped, "live_tasks",
-                       self->d.nlive);
+                       self->d.nlive, "task_slots", self->d.ntask - self->m.ncpu, "exited_kept", (long long)self->d.exited.n,
+                       "exited_dropped", (long long)self->d.exited.dropped);
 }
 
 static PyObject *Sim_check(SimObject *self, PyObject *noargs) {
@@ -820,7 +855,7 @@ static PyObject *Sim_get_jiffies(SimObject *self, void *closure) {
 }
 static PyObject *Sim_get_ntasks(SimObject *self, void *closure) {
   READY(self);
-  return PyLong_FromLong(self->d.ntask - self->m.ncpu);
+  return PyLong_FromLong(self->d.next_pid - 1);
 }
 static PyObject *Sim_get_hz(SimObject *self, void *closure) {
   READY(self);

@@ -70,12 +70,19 @@ class Simulator:
     debug : bool
         Check the scheduler's invariants after every instant (default: the
         environment variable PYSCHED_DEBUG).
+    max_tasks : int
+        Live tasks at most (a fork beyond fails the run).
+    keep_exited : int
+        Exited tasks whose rows ``stats()`` and ``task()`` keep: the most
+        recent ones.  An exited task's slot is reused, so memory stays
+        bounded however many tasks come and go; ``counters()`` says how
+        many records were dropped.
     """
 
     def __init__(self, preset, *, cpus=1, hz=None, seed=0, params=None, record="counters",
                  latencies=True, series_fields=None, series_every=1,
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
-                 switch_cost_ns=0, stagger_ticks=False):
+                 keep_exited=10_000, switch_cost_ns=0, stagger_ticks=False):
         preset = _check_preset(preset)
         cpus = _check_int("cpus", cpus, 1, _core.MAX_CPUS)
         if hz is not None:
@@ -92,6 +99,7 @@ class Simulator:
         series_every = _check_int("series_every", series_every, 1, 2**31 - 1)
         max_trace_bytes = _check_int("max_trace_bytes", max_trace_bytes, 0, 2**62)
         max_tasks = _check_int("max_tasks", max_tasks, 1, 10_000_000)
+        keep_exited = _check_int("keep_exited", keep_exited, 0, 10_000_000)
         switch_cost_ns = _check_int("switch_cost_ns", switch_cost_ns, 0, 10**9 // hz)
         latencies = check_bool("latencies", latencies)
         stagger_ticks = check_bool("stagger_ticks", stagger_ticks)
@@ -127,7 +135,7 @@ class Simulator:
         self._series_fields = [str(f) for f in series_fields] if record == "series" else []
         self._core.configure(record != "counters", latencies, self._series_fields, series_every,
                              max_trace_bytes, on_full == "overwrite", debug, max_tasks,
-                             switch_cost_ns, stagger_ticks)
+                             keep_exited, switch_cost_ns, stagger_ticks)
         self._channels = {}
         self._programs = {}  # id(Program) -> (Program, nops, program id)
         self._nprogs = 0
@@ -319,12 +327,16 @@ class Simulator:
         return TaskView(fields)
 
     def stats(self):
-        """One row per task (pid order): a structured array with every
-        counter and field as int64 (pid, cpu_ns, wait_ns, sleep_ns,
-        nr_switches, nr_wakeups, ...) plus name."""
+        """One row per task (pid order), live ones and the last
+        ``keep_exited`` exited ones: a structured array with every counter
+        and field as int64 (pid, cpu_ns, wait_ns, sleep_ns, nr_switches,
+        nr_wakeups, exit_ns, ...) plus name."""
         names, raw, tnames = self._core.table()
         n = len(tnames)
         matrix = np.frombuffer(raw, dtype=np.int64).reshape(n, len(names))
+        order = np.argsort(matrix[:, names.index("pid")], kind="stable")
+        matrix = matrix[order]
+        tnames = [tnames[k] for k in order]
         width = max([len(s) for s in tnames] + [1])
         dt = [(f, np.int64) for f in names] + [("nr_switches", np.int64), ("name", f"U{width}")]
         out = np.zeros(n, dtype=dt)
@@ -357,7 +369,8 @@ class Simulator:
 
     def series(self, field):
         """Samples of a task field: a float array (samples x tasks) with a
-        column per pid (1, 2, ...) and NaN where the task did not exist."""
+        column per pid (1, 2, ...) and NaN where the task did not exist
+        (not yet, or no more)."""
         if self.record != "series":
             raise _core.StateError("series are off: create the Simulator with record='series'")
         if field not in self._series_fields:
@@ -367,7 +380,7 @@ class Simulator:
         times, row = np.unique(rec["time_ns"], return_inverse=True)
         ntasks = self._core.ntasks
         out = np.full((len(times), ntasks), np.nan)
-        out[row, rec["task"] - self.cpus] = rec["value"]
+        out[row, rec["pid"] - 1] = rec["value"]
         return out
 
     def _samples(self):
@@ -412,7 +425,9 @@ class Simulator:
         return [name for name, _ in self._queue_columns]
 
     def counters(self):
-        """Global counters: forks, exits, starving expiries, dropped records ..."""
+        """Global counters: forks, exits, live_tasks, task_slots (allocated,
+        reused after exits), exited_kept / exited_dropped (records of exited
+        tasks), starving_expiries, dropped trace records."""
         return self._core.counters()
 
     def check(self):

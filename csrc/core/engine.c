@@ -106,10 +106,25 @@ void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *
 }
 
 psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid) {
-  if (pid < 1) return NULL;
-  int64_t i = (int64_t)pid + m->ncpu - 1;
-  if (i >= d->ntask) return NULL;
-  return &d->task[i];
+  if (pid < 1 || pid >= d->next_pid) return NULL;
+  /* until tasks are reaped, pid n sits in slot n + ncpu - 1 */
+  int64_t guess = (int64_t)pid + m->ncpu - 1;
+  if (guess < d->ntask && d->task[guess].pid == pid) return &d->task[guess];
+  for (int32_t i = m->ncpu; i < d->ntask; i++)
+    if (d->task[i].pid == pid) return &d->task[i];
+  return NULL;
+}
+
+int ps_exited_by_pid(const psData *d, int pid, psTask *out) {
+  const psRing *r = &d->exited;
+  for (int64_t k = 0; pid > 0 && k < r->n; k++) {
+    const psTask *t = (const psTask *)(r->buf + ((r->start + k) % r->cap) * r->elem);
+    if (t->pid == pid) {
+      *out = *t;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* ---- accounting ---- */
@@ -172,6 +187,9 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   psu_ring_init(&d->events, sizeof(psEventRec));
   psu_ring_init(&d->latencies, sizeof(psLatencyRec));
   psu_ring_init(&d->series, sizeof(psSampleRec));
+  psu_ring_init(&d->exited, sizeof(psTask));
+  d->next_pid = 1;
+  d->free_slot = -1;
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
   d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
   if (!d->cpu || !d->rq || grow_tasks(d, m->ncpu)) goto nomem;
@@ -208,6 +226,7 @@ void ps_data_free(psData *d) {
   psu_ring_free(&d->events);
   psu_ring_free(&d->latencies);
   psu_ring_free(&d->series);
+  psu_ring_free(&d->exited);
   memset(d, 0, sizeof(*d));
 }
 
@@ -231,6 +250,7 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
   bad |= psu_ring_copy(&dst->events, &src->events);
   bad |= psu_ring_copy(&dst->latencies, &src->latencies);
   bad |= psu_ring_copy(&dst->series, &src->series);
+  bad |= psu_ring_copy(&dst->exited, &src->exited);
   if (bad) {
     ps_data_free(dst);
     return -1;
@@ -258,8 +278,8 @@ int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
 
 /* ---- events and wakeups ---- */
 
-void ps_push_event(psData *d, int64_t t, int cls, int32_t key) {
-  psEvt e = {t, cls, key};
+void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
+  psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
   if (psu_heap_push(&d->heap, e)) ps_fail(d, "out of memory queueing an event");
 }
 
@@ -291,7 +311,7 @@ static int source_schedule(const psModel *m, psData *d, int s) {
     t = (st->fired ? d->now_ns : def->start_ns) + (int64_t)(gap + 0.5);
   }
   if (t < d->now_ns) t = d->now_ns;
-  psEvt e = {t, PS_EV_SOURCE, s};
+  psEvt e = {t, PS_EV_SOURCE, s, s, 0};
   return psu_heap_push(&d->heap, e);
 }
 
@@ -329,14 +349,23 @@ nomem:
 /* ---- task creation and exit ---- */
 
 psTask *ps_new_task(const psModel *m, psData *d, int prog) {
-  if (grow_tasks(d, d->ntask + 1)) {
-    ps_fail(d, "out of memory creating a task");
+  if (d->next_pid == INT32_MAX) {
+    ps_fail(d, "pid space exhausted: %d tasks created", INT32_MAX - 1);
     return NULL;
   }
-  int32_t i = d->ntask++;
+  int32_t i = d->free_slot;
+  if (i >= 0) {
+    d->free_slot = d->task[i].wait_next;
+  } else {
+    if (grow_tasks(d, d->ntask + 1)) {
+      ps_fail(d, "out of memory creating a task");
+      return NULL;
+    }
+    i = d->ntask++;
+  }
   psTask *t = &d->task[i];
   task_blank(t);
-  t->pid = i - m->ncpu + 1;
+  t->pid = d->next_pid++;
   t->ps.prog = prog;
   t->ps.pc = m->progs[prog].first;
   t->start_ns = d->now_ns;
@@ -345,6 +374,22 @@ psTask *ps_new_task(const psModel *m, psData *d, int prog) {
   psu_rng_seed(&t->rng, m->seed, (uint64_t)t->pid);
   d->nlive++;
   return t;
+}
+
+/* The exited task p has left its CPU for good: keep its record, free its
+ * slot.  Its policy data stays in the slot (dequeued, as the policy left
+ * it), so that policy invariants hold for free slots too. */
+static void reap(const psModel *m, psData *d, psTask *p) {
+  p->state = PS_TASK_DEAD;
+  /* a full ring drops its oldest record and counts it; so do these */
+  if (!m->keep_exited ||
+      psu_ring_push(&d->exited, p, (int64_t)m->keep_exited * (int64_t)sizeof(psTask), 1) ==
+          PS_RING_NOMEM)
+    d->exited.dropped++;
+  p->pid = 0;
+  p->ppid = 0;
+  p->wait_next = d->free_slot;
+  d->free_slot = ps_index(d, p);
 }
 
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
@@ -459,7 +504,6 @@ static void schedule(const psModel *m, psData *d, int c) {
     } else if (prev->exit_ns >= 0) {
       prev->nvcsw++;
       acct(prev, now, PS_ACCT_NONE);
-      prev->state = PS_TASK_DEAD;  /* reaped at its exit */
     } else {
       prev->nvcsw++;
       acct(prev, now, PS_ACCT_SLEEP);
@@ -473,7 +517,10 @@ static void schedule(const psModel *m, psData *d, int c) {
   cpu->run_since_ns = now;
   cpu->overhead_until_ns = now + m->switch_cost_ns;
   cpu->nr_switches++;
-  ps_log(m, d, PS_EVT_SWITCH, c, next, prev->pid, next->prio, prev->state);
+  int exited = prev->exit_ns >= 0;
+  ps_log(m, d, PS_EVT_SWITCH, c, next, prev->pid, next->prio,
+         exited ? PS_TASK_DEAD : prev->state);
+  if (exited) reap(m, d, prev);
 }
 
 /* ---- stepping ---- */
@@ -517,7 +564,7 @@ static void sample_series(const psModel *m, psData *d) {
     const psTask *t = &d->task[i];
     if (t->exit_ns >= 0) continue;
     for (int k = 0; k < m->nseries; k++) {
-      psSampleRec r = {d->now_ns, ps_task_value(m, d, t, m->series[k]), i, k};
+      psSampleRec r = {d->now_ns, ps_task_value(m, d, t, m->series[k]), t->pid, k};
       ring_push(m, d, &d->series, &r, "series");
     }
   }

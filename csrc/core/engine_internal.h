@@ -27,11 +27,12 @@ void ps_fail(psData *d, const char *fmt, ...);
 /* Count one op or reschedule at the current instant; fails on a livelock. */
 void ps_count_action(psData *d);
 
-/* Queue an interrupt-context event (timer, I/O, source) at t. */
-void ps_push_event(psData *d, int64_t t, int cls, int32_t key);
+/* Queue a timer or I/O completion of task p at t. */
+void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p);
 
-/* A new task (pid next in line) running prog, state and accounting blank;
- * NULL after ps_fail when memory ran out.  May move the task array. */
+/* A new task (pid next in line, in a reaped task's slot or a new one)
+ * running prog, state and accounting blank; NULL after ps_fail when memory
+ * or pids ran out.  May move the task array. */
 psTask *ps_new_task(const psModel *m, psData *d, int prog);
 
 /* Process context (syscall.c): run task ti's program until it needs CPU

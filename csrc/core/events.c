@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* (time, class, key) order; class and key are non-negative, so they compare
- * as one 64-bit word, and the whole test is branch-free (the heap's cost is
+/* (time, class, rank) order; class and rank are non-negative, so they
+ * compare as one 64-bit word, and the whole test is branch-free (the heap's cost is
  * mostly mispredicted branches here). */
 static inline int evt_less(const psEvt *a, const psEvt *b) {
-  uint64_t oa = (uint64_t)(uint32_t)a->cls << 32 | (uint32_t)a->key;
-  uint64_t ob = (uint64_t)(uint32_t)b->cls << 32 | (uint32_t)b->key;
+  uint64_t oa = (uint64_t)(uint32_t)a->cls << 32 | (uint32_t)a->rank;
+  uint64_t ob = (uint64_t)(uint32_t)b->cls << 32 | (uint32_t)b->rank;
   return (a->time_ns < b->time_ns) | ((a->time_ns == b->time_ns) & (oa < ob));
 }
 

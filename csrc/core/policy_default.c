@@ -52,9 +52,14 @@ static int default_dump(const psModel *m, const psData *d, int cpu, int32_t *out
   for (int32_t i = m->ncpu; i < d->ntask && n < max; i++) {
     const psTask *t = &d->task[i];
     if (!t->on_rq || t->cpu != cpu) continue;
-    out[2 * n] = t->prio;
-    out[2 * n + 1] = t->pid;
-    n++;
+    /* slots are reused: insert in pid order */
+    int k = n++;
+    for (; k > 0 && out[2 * (k - 1) + 1] > t->pid; k--) {
+      out[2 * k] = out[2 * (k - 1)];
+      out[2 * k + 1] = out[2 * (k - 1) + 1];
+    }
+    out[2 * k] = t->prio;
+    out[2 * k + 1] = t->pid;
   }
   return n;
 }

@@ -48,6 +48,7 @@ typedef struct psModel {
   int64_t switch_cost_ns;   /* CPU time each context switch burns */
   uint64_t seed;
   int32_t max_tasks;        /* live tasks at most (fork fails beyond) */
+  int32_t keep_exited;      /* records of the most recent exited tasks kept */
 
   /* policy */
   const psPolicy *policy;
@@ -104,9 +105,18 @@ typedef struct psData {
   uint64_t jiffies;
   psCpu *cpu;
   unsigned char *rq;        /* ncpu runqueues of policy->rq_size bytes */
-  psTask *task;             /* idle tasks 0..ncpu-1, then pid 1, 2 ... */
-  int32_t ntask, cap_task;
+  /* Task slots: the idle tasks 0..ncpu-1, then live tasks and free slots.
+   * An exited task's slot is reaped when it leaves its CPU for the last
+   * time: its record goes to `exited`, the slot (pid 0, state DEAD) to the
+   * free list, chained through wait_next, for the next fork.  So memory is
+   * bounded by the live tasks however many come and go; pids are never
+   * reused. */
+  psTask *task;
+  int32_t ntask, cap_task;  /* slots in use (live, free, idle) and allocated */
   int32_t nlive;            /* spawned or forked tasks not yet exited */
+  int32_t next_pid;         /* pid of the next task; pids 1..next_pid-1 exist or existed */
+  int32_t free_slot;        /* head of the free slots, -1 none */
+  psRing exited;            /* psTask records of the most recent exited tasks */
   psHeap heap;
   psChannel *chan;
   int32_t nchan;
@@ -130,7 +140,7 @@ typedef struct psData {
 typedef struct psSampleRec {
   int64_t time_ns;
   int64_t value;
-  int32_t task;   /* task index */
+  int32_t pid;
   int32_t field;  /* index into the model's series list */
 } psSampleRec;
 
@@ -231,7 +241,11 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
 /* Engine and policy invariants; 0 or -1 with err. */
 int ps_check(const psModel *m, const psData *d, char *err, int errlen);
 
+/* The live task pid (running, queued, asleep or a zombie), or NULL. */
 psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid);
+/* The kept record of exited task pid (a copy into *out), 1; or 0 when pid
+ * is alive, never existed or its record was dropped (keep_exited). */
+int ps_exited_by_pid(const psData *d, int pid, psTask *out);
 static inline void *ps_rq(const psModel *m, const psData *d, int cpu) {
   return d->rq + (size_t)cpu * m->policy->rq_size;
 }

@@ -16,7 +16,7 @@
 #include "engine_internal.h"
 
 #define MAGIC "PSCHED02"
-#define FORMAT_VERSION 2
+#define FORMAT_VERSION 3
 #define NAME_LEN 64
 
 /* ---- FNV-1a 64 ---- */
@@ -125,6 +125,7 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   put_ring(&w, &d->events);
   put_ring(&w, &d->latencies);
   put_ring(&w, &d->series);
+  put_ring(&w, &d->exited);
   if (!w.bad) put_i64(&w, (int64_t)fnv(FNV_BASIS, w.buf, w.n));
   if (w.bad) {
     free(w.buf);
@@ -177,6 +178,24 @@ static int get_ring(reader *r, psRing *ring, size_t elem) {
 }
 
 static int index_ok(int32_t i, int32_t n) { return i >= -1 && i < n; }
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* No pid is held by two slots. */
+static int pids_unique(const psModel *m, const psData *d) {
+  int32_t n = 0, *pids = malloc((size_t)d->ntask * sizeof(int32_t));
+  if (!pids) return 0;
+  for (int32_t i = m->ncpu; i < d->ntask; i++)
+    if (d->task[i].pid) pids[n++] = d->task[i].pid;
+  qsort(pids, (size_t)n, sizeof(int32_t), cmp_i32);
+  int ok = 1;
+  for (int32_t k = 1; k < n; k++) ok &= pids[k] != pids[k - 1];
+  free(pids);
+  return ok;
+}
 static int time_ok(int64_t t) { return t >= 0 && t <= PS_MAX_TIME_NS; }
 
 #define BAD(...)                            \
@@ -200,6 +219,7 @@ static int model_ok(const psModel *m, char *err, int errlen) {
     BAD("a flag is neither 0 nor 1");
   if (m->switch_cost_ns < 0 || m->switch_cost_ns > m->tick_ns) BAD("switch_cost_ns");
   if (m->max_tasks < 1 || m->max_tasks > 10000000) BAD("max_tasks %d", m->max_tasks);
+  if (m->keep_exited < 0 || m->keep_exited > 10000000) BAD("keep_exited %d", m->keep_exited);
   if (m->series_every < 1 || m->max_trace_bytes < 0) BAD("series_every or max_trace_bytes");
   if (m->nseries < 0 || m->nseries > PS_MAX_SERIES_FIELDS || m->rec_series != (m->nseries > 0))
     BAD("series fields");
@@ -263,13 +283,19 @@ static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
         cpu->overhead_until_ns > now + m->switch_cost_ns)
       BAD("cpu %d's times", c);
   }
-  int32_t alive = 0;
+  if (d->next_pid < 1 || d->next_pid == INT32_MAX || !index_ok(d->free_slot, d->ntask))
+    BAD("pid counter or free list");
+  int32_t alive = 0, nfree = 0;
+  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
   for (int32_t i = 0; i < d->ntask; i++) {
     const psTask *t = &d->task[i];
     int idle = i < m->ncpu;
-    uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
-    if (t->is_idle != idle || t->pid != (idle ? 0 : i - m->ncpu + 1)) BAD("task %d's identity", i);
-    if (t->ppid < 0 || t->ppid >= t->pid + !t->pid) BAD("pid %d's parent", t->pid);
+    /* a free slot: pid 0, DEAD; a task: a pid that has been given out */
+    int free_slot = !idle && !t->pid;
+    if (t->is_idle != idle || (idle && t->pid) || t->pid < 0 || t->pid >= d->next_pid ||
+        free_slot != (t->state == PS_TASK_DEAD) || (free_slot && (t->on_rq || t->exit_ns < 0)))
+      BAD("task %d's identity", i);
+    if (t->ppid < 0 || t->ppid >= t->pid + !t->pid || (!t->pid && t->ppid)) BAD("pid %d's parent", t->pid);
     if (t->state != 0 && t->state != 1 && t->state != 2 && t->state != 4 && t->state != 8)
       BAD("pid %d's state", t->pid);
     if (t->policy < PS_SCHED_NORMAL || t->policy > PS_SCHED_RR || t->rt_priority < 0 ||
@@ -287,8 +313,21 @@ static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
       BAD("pid %d's accounting", t->pid);
     if (!idle && !program_state_ok(m, t)) BAD("pid %d's program state", t->pid);
     alive += !idle && t->exit_ns < 0;
+    nfree += free_slot;
   }
   if (alive != d->nlive) BAD("%d live tasks, not %d", alive, d->nlive);
+  if (!pids_unique(m, d)) BAD("a pid held by two tasks");
+  /* the free list: exactly the free slots, each once */
+  int32_t n = 0;
+  for (int32_t i = d->free_slot; i >= 0; i = d->task[i].wait_next, n++)
+    if (n >= nfree || i < m->ncpu || d->task[i].pid) BAD("the free list");
+  if (n != nfree) BAD("the free list");
+  for (int64_t k = 0; k < d->exited.n; k++) {
+    const psTask *t = (const psTask *)(d->exited.buf + k * (int64_t)sizeof(psTask));
+    if (t->is_idle || t->pid < 1 || t->pid >= d->next_pid || t->state != PS_TASK_DEAD ||
+        t->exit_ns < 0 || t->exit_ns > now)
+      BAD("exited record %lld", (long long)k);
+  }
   for (int32_t k = 0; k < d->nchan; k++) {
     const psChannel *c = &d->chan[k];
     if (c->count < 0 || !index_ok(c->head, d->ntask) || !index_ok(c->tail, d->ntask))
@@ -306,8 +345,10 @@ static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
       BAD("source %d's state", k);
   for (int64_t k = 0; k < d->heap.n; k++) {
     const psEvt *e = &d->heap.e[k];
-    if (e->cls < PS_EV_TIMER || e->cls > PS_EV_SOURCE || e->key < 0 ||
-        e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask) || e->time_ns < now ||
+    if (e->cls < PS_EV_TIMER || e->cls > PS_EV_SOURCE || e->key < 0 || e->pad ||
+        e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask) ||
+        e->rank != (e->cls == PS_EV_SOURCE ? e->key : d->task[e->key].pid) || e->rank < (e->cls != PS_EV_SOURCE) ||
+        e->time_ns < now ||
         e->time_ns > now + PS_MAX_DURATION_NS + m->tick_ns)
       BAD("event %lld", (long long)k);
     /* the heap order the queue relies on */
@@ -393,6 +434,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
   d->jiffies = dd.jiffies;
   d->ntask = d->cap_task = dd.ntask;
   d->nlive = dd.nlive;
+  d->next_pid = dd.next_pid;
+  d->free_slot = dd.free_slot;
   d->nchan = dd.nchan;
   d->nsrc = dd.nsrc;
   memcpy(d->warn, dd.warn, sizeof d->warn);
@@ -412,7 +455,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
   d->heap.cap = dd.heap.n ? dd.heap.n : 1;
   if (get_ring(&r, &d->events, sizeof(psEventRec)) ||
       get_ring(&r, &d->latencies, sizeof(psLatencyRec)) ||
-      get_ring(&r, &d->series, sizeof(psSampleRec)) || r.left)
+      get_ring(&r, &d->series, sizeof(psSampleRec)) ||
+      get_ring(&r, &d->exited, sizeof(psTask)) || d->exited.n > m->keep_exited || r.left)
     goto bad;
   if (!state_ok(m, d, why, sizeof why) || ps_check(m, d, why, sizeof why)) goto bad;
   return 0;

@@ -11,12 +11,12 @@ static void do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
   uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
   if (j <= d->jiffies) j = d->jiffies + 1;
   p->state = PS_TASK_INTERRUPTIBLE;
-  ps_push_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, ps_index(d, p));
+  ps_push_task_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, p);
 }
 
 static void do_io(psData *d, psTask *p, int64_t ns) {
   p->state = PS_TASK_UNINTERRUPTIBLE;
-  ps_push_event(d, d->now_ns + ns, PS_EV_IO, ps_index(d, p));
+  ps_push_task_event(d, d->now_ns + ns, PS_EV_IO, p);
 }
 
 /* Take a post, or block on the channel's FIFO of waiters; 1 if blocked. */
@@ -198,11 +198,11 @@ void ps_run_program(const psModel *m, psData *d, int32_t ti) {
 int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall *sc, char *err,
                            int errlen) {
   psTask *t = ps_task_by_pid(m, d, pid);
-  if (!t) {
-    snprintf(err, errlen, "no task with pid %d (pids are 1..%d)", pid, d->ntask - m->ncpu);
+  if (!t && (pid < 1 || pid >= d->next_pid)) {
+    snprintf(err, errlen, "no task with pid %d (pids are 1..%d)", pid, d->next_pid - 1);
     return -1;
   }
-  if (t->exit_ns >= 0) {
+  if (!t || t->exit_ns >= 0) {
     snprintf(err, errlen, "task %d has exited", pid);
     return -1;
   }

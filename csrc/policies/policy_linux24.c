@@ -630,7 +630,7 @@ static int check_linux24(const psModel *m, const psData *d, char *err, int errle
   for (int c = 0; c < m->ncpu; c++) {
     const l24_rq *rq = cpu_rq(m, d, c);
     if (rq->head < -1 || rq->head >= n || rq->tail < -1 || rq->tail >= n ||
-        rq->active_mm < 0 || rq->active_mm > n - m->ncpu) {
+        rq->active_mm < 0 || rq->active_mm >= d->next_pid) {
       snprintf(err, errlen, "cpu %d: runqueue index or active_mm out of range", c);
       return -1;
     }
@@ -643,7 +643,7 @@ static int check_linux24(const psModel *m, const psData *d, char *err, int errle
     const psTask *t = &d->task[i];
     const l24_task *lt = L24c(t);
     if (!link_ok(lt->run_next, n) || !link_ok(lt->run_prev, n) || t->cpu < 0 ||
-        t->cpu >= m->ncpu || lt->mm < 0 || lt->mm > n - m->ncpu) {
+        t->cpu >= m->ncpu || lt->mm < 0 || lt->mm >= d->next_pid) {
       snprintf(err, errlen, "task %d (pid %d): link, cpu or mm out of range", i, t->pid);
       return -1;
     }
