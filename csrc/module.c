@@ -383,6 +383,7 @@ static int sim_unavailable(SimObject *self) {
 static PyObject *Sim_set_params(SimObject *self, PyObject *params) {
   READY(self);
   if (apply_params(&self->m, params, sim_state(self)->config_error)) return NULL;
+  ps_params_changed(&self->m, &self->d);
   Py_RETURN_NONE;
 }
 

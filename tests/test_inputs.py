@@ -441,3 +441,31 @@ def test_names_given_as_numpy_strs_reach_the_core_as_plain_strs():
     assert sim.task(1).nr_switches > 0 and sim.preset == PRESET and type(sim.preset) is str
     assert ps.formula(S(PRESET), S("task_timeslice"), 120) == ps.formula(PRESET, "task_timeslice", 120)
     assert ps.policy_info(S(PRESET)) == ps.policy_info(PRESET)
+
+
+# ---- a parameter lowered mid-run below what the tasks hold ----
+
+def test_lowering_max_sleep_avg_mid_run_clamps_every_sleep_avg_to_it():
+    sim = ps.Simulator("linux-2.5.65", seed=2)
+    sleepers = [sim.spawn(ps.programs.x_client()) for _ in range(3)]
+    sim.spawn(ps.programs.cpu_hog())
+    sim.run(seconds=2)
+    assert max(sim.task(p).sleep_avg for p in sleepers) > 100
+    sim.set_param("max_sleep_avg", 100)
+    assert max(sim.task(p).sleep_avg for p in sleepers) == 100
+    sim.check()
+    sim.run(seconds=1)
+    assert all(sim.task(p).sleep_avg <= 100 for p in sleepers)
+
+
+def test_lowering_max_run_avg_mid_run_keeps_houston_math_in_its_domain():
+    sim = ps.Simulator("houston-2003", seed=2, debug=True)
+    hog = sim.spawn(ps.programs.cpu_hog())
+    sim.spawn(ps.programs.x_client())
+    sim.run(seconds=2)
+    assert sim.task(hog).run_avg > 16384
+    sim.set_param("max_run_avg", 16384)
+    assert sim.task(hog).run_avg == 16384
+    sim.run(seconds=1)          # invariant checks, the run_avg domain among them, at every instant
+    assert sim.task(hog).run_avg <= 16384
+

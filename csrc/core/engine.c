@@ -677,6 +677,8 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   return 0;
 }
 
+void ps_params_changed(const psModel *m, psData *d) { m->hooks.retune(m, d); }
+
 /* ---- invariants ---- */
 
 int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
@@ -722,6 +724,11 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
     }
     if (t->state == PS_TASK_RUNNING && !(t->cpus_allowed >> t->cpu & 1) && t->migrate_to < 0) {
       snprintf(err, errlen, "pid %d queued on cpu %d outside its affinity", t->pid, t->cpu);
+      return -1;
+    }
+    char why[PS_ERRLEN];
+    if (t->pid && m->hooks.check_init(m, t, why, sizeof why)) {
+      snprintf(err, errlen, "pid %d: %.200s", t->pid, why);
       return -1;
     }
   }

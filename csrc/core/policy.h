@@ -185,6 +185,13 @@ typedef struct psHooks {
    * naming the field, its value and the allowed range.  Default: accept. */
   int (*check_init)(const psModel *m, const psTask *t, char *err, int errlen);
 
+  /* Parameters changed between steps (sim.set_param): bring every task's
+   * state back into the domain check_init accepts under the new values,
+   * as the policy's own code bounds it (clamp a sleep_avg above a lowered
+   * max_sleep_avg ...), so that its arithmetic stays in range.  Default:
+   * nothing. */
+  void (*retune)(const psModel *m, psData *d);
+
   /* Invariants of the policy's own data; 0, or -1 with a message.  It must
    * be safe on a state loaded from a damaged snapshot: check indices before
    * following them.  Default: none. */

@@ -68,6 +68,8 @@ static int default_check(const psModel *m, const psData *d, char *err, int errle
 
 static int default_check_init(const psModel *m, const psTask *t, char *err, int errlen) { return 0; }
 
+static void default_retune(const psModel *m, psData *d) {}
+
 int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   const psHooks *h = &pol->hooks;
   const char *missing = !h->task_spawn ? "task_spawn"
@@ -95,6 +97,7 @@ int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   DEFAULT(dump);
   DEFAULT(check);
   DEFAULT(check_init);
+  DEFAULT(retune);
 #undef DEFAULT
   return 0;
 }

@@ -238,7 +238,12 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
 int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d, char *err,
                      int errlen);
 
-/* Engine and policy invariants; 0 or -1 with err. */
+/* After ps_set_params on a model that has a state: the policy brings the
+ * tasks' state into the new parameters' domain (psHooks.retune). */
+void ps_params_changed(const psModel *m, psData *d);
+
+/* Engine and policy invariants (every live task within check_init's
+ * domain among them); 0 or -1 with err. */
 int ps_check(const psModel *m, const psData *d, char *err, int errlen);
 
 /* The live task pid (running, queued, asleep or a zombie), or NULL. */

@@ -338,6 +338,14 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
   return 0;
 }
 
+void o1_retune(const psModel *m, psData *d) {
+  uint32_t max = (uint32_t)m->param[o1_family_of(m)->p_max_sleep_avg];
+  for (int32_t i = 0; i < d->ntask; i++) {
+    o1_sched *s = o1_sched_of(&d->task[i]);
+    if (s->sleep_avg > max) s->sleep_avg = max;
+  }
+}
+
 int o1_check_init(const psModel *m, const psTask *t, char *err, int errlen) {
   const o1_sched *s = o1_sched_of_const(t);
   int64_t max = m->param[o1_family_of(m)->p_max_sleep_avg];

@@ -162,6 +162,9 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen);
 /* spawn's init values of the shared fields: sleep_avg within
  * 0..max_sleep_avg, first_time_slice 0 or 1. */
 int o1_check_init(const psModel *m, const psTask *t, char *err, int errlen);
+/* After a parameter change: sleep_avg clamped to a lowered max_sleep_avg,
+ * as activate_task clamps it. */
+void o1_retune(const psModel *m, psData *d);
 extern const psColumn o1_queue_columns[3];
 
 /* The hooks above in a member's psHooks initializer, and the queue columns
@@ -170,7 +173,7 @@ extern const psColumn o1_queue_columns[3];
   .init_rq = o1_init_rq, .task_exit = o1_task_exit, .wakeup = o1_wakeup,                 \
   .put_prev = o1_put_prev, .deactivate = o1_deactivate, .pick_next = o1_pick_next,       \
   .set_nice = o1_set_nice, .set_scheduler = o1_set_scheduler, .migrate = o1_migrate,     \
-  .dump = o1_dump, .check = o1_check
+  .dump = o1_dump, .check = o1_check, .retune = o1_retune
 #define O1_FAMILY_QUEUE_COLUMNS .queue_columns = o1_queue_columns, .nqueue_columns = 3
 
 #endif

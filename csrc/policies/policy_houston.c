@@ -265,6 +265,16 @@ static int check_init_h(const psModel *m, const psTask *t, char *err, int errlen
   return 0;
 }
 
+/* A parameter change: the family's clamp, and run_avg clamped to a
+ * lowered max_run_avg, as the patch's own updates cap it. */
+static void retune_h(const psModel *m, psData *d) {
+  o1_retune(m, d);
+  for (int32_t i = 0; i < d->ntask; i++) {
+    h_task *h = (h_task *)d->task[i].priv;
+    if (h->run_avg > (uint32_t)HC(m)->max_run_avg) h->run_avg = (uint32_t)HC(m)->max_run_avg;
+  }
+}
+
 /* sys_sched_yield with the patch: the worst prio, run_avg up by a quarter,
  * back into the same array. */
 static void yield_h(const psModel *m, psData *d, psTask *p) {
@@ -384,6 +394,7 @@ const psPolicy ps_policy_houston = {
     .hooks = {
         O1_FAMILY_HOOKS,
         .check_init = check_init_h,
+        .retune = retune_h,
         .configure = configure_h,
         .task_spawn = task_spawn_h,
         .task_fork = task_fork_h,
