@@ -469,3 +469,9 @@ def test_lowering_max_run_avg_mid_run_keeps_houston_math_in_its_domain():
     sim.run(seconds=1)          # invariant checks, the run_avg domain among them, at every instant
     assert sim.task(hog).run_avg <= 16384
 
+
+
+def test_the_binding_takes_only_0_or_1_for_its_recording_flags():
+    sim = ps.Simulator("linux-2.5.65")
+    with pytest.raises(ValueError, match="must each be 0 or 1"):
+        sim._core.configure(2, 1, [], 1, 1 << 20, 0, 0, 100, 10, 0, 0)
