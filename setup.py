@@ -28,7 +28,7 @@ setup(
             # every C file below csrc/: a new policy file needs no edit here
             sources=sorted(glob.glob("csrc/**/*.c", recursive=True)),
             depends=sorted(glob.glob("csrc/**/*.h", recursive=True)),
-            include_dirs=["csrc/core", "csrc/policies"],
+            include_dirs=["csrc", "csrc/core", "csrc/policies"],
             extra_compile_args=cflags,
             extra_link_args=ldflags,
             libraries=["m"],

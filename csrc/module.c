@@ -7,13 +7,14 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "py_policy.h"
 #include "pysched.h"
 
 /* The type and the exceptions (pysched.Error and its kinds: a bad
  * configuration, a simulator in the wrong state, a broken invariant). */
 typedef struct {
   PyObject *sim_type;
-  PyObject *error, *config_error, *state_error, *invariant_error;
+  PyObject *error, *config_error, *state_error, *invariant_error, *policy_error;
 } module_state;
 
 typedef struct {
@@ -21,9 +22,15 @@ typedef struct {
   psModel m;
   psData d;
   int ready;
-  /* run() is under way with the GIL released: every other call on this
-   * simulator, from any thread, is refused until it returns */
+  /* run() is under way with the GIL released, or a Python policy's hooks
+   * may run: every other call on this simulator, from any thread, is
+   * refused until it returns */
   int busy;
+  /* a Python policy: its PolicyDef and the context of its instance */
+  PyObject *pdef, *pctx;
+  /* a hook of the Python policy failed: the state may be half-updated, so
+   * only reading is allowed from then on; the message says where */
+  char broken[PS_ERRLEN];
 } SimObject;
 
 static module_state *sim_state(SimObject *self) {
@@ -68,6 +75,21 @@ static int u64_arg(PyObject *o, const char *what, uint64_t *out) {
   }
   *out = v;
   return 0;
+}
+
+static const psPreset *find_preset(const char *name);
+
+/* The preset a Python argument names: a preset name or a PolicyDef. */
+static const psPreset *preset_arg(PyObject *o) {
+  const psPreset *p = pyp_preset(o);
+  if (p) return p;
+  if (!PyUnicode_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "preset must be a str or a Python policy, not %.100s",
+                 Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  const char *name = PyUnicode_AsUTF8(o);
+  return name ? find_preset(name) : NULL;
 }
 
 static const psPreset *find_preset(const char *name) {
@@ -178,10 +200,10 @@ static PyObject *name_list(const char *const *names) {
  * state-field tables, the headline fields, the queue columns (name,
  * labels) and the formulas (name, args, doc). */
 static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
-  const char *name;
+  PyObject *name;
   int hz = 0;
-  if (!PyArg_ParseTuple(args, "s|i", &name, &hz)) return NULL;
-  const psPreset *pre = find_preset(name);
+  if (!PyArg_ParseTuple(args, "O|i", &name, &hz)) return NULL;
+  const psPreset *pre = preset_arg(name);
   if (!pre) return NULL;
   psModel m;
   char err[PS_ERRLEN];
@@ -327,11 +349,11 @@ static PyObject *mod_derived(PyObject *self, PyObject *args) {
 
 static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"preset", "cpus", "hz", "seed", "params", NULL};
-  const char *preset;
+  PyObject *preset;
   int cpus, hz;
   uint64_t seed;
   PyObject *seed_obj, *params = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "siiO|O", kwlist, &preset, &cpus, &hz, &seed_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiO|O", kwlist, &preset, &cpus, &hz, &seed_obj,
                                    &params) ||
       u64_arg(seed_obj, "seed", &seed))
     return -1;
@@ -339,7 +361,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(sim_state(self)->state_error, "Sim is already initialised");
     return -1;
   }
-  const psPreset *pre = find_preset(preset);
+  const psPreset *pre = preset_arg(preset);
   if (!pre) return -1;
   char err[PS_ERRLEN];
   if (build_model(&self->m, pre, cpus, hz, seed, params, sim_state(self)->config_error)) return -1;
@@ -348,12 +370,18 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_MemoryError, err);
     return -1;
   }
+  if (pyp_preset(preset)) self->pdef = Py_NewRef(preset);
   self->ready = 1;
   return 0;
 }
 
 static void Sim_dealloc(SimObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
+  if (self->pctx) {
+    pyp_detach(self->pctx);
+    Py_DECREF(self->pctx);
+  }
+  Py_XDECREF(self->pdef);
   if (self->ready) {
     ps_data_free(&self->d);
     ps_model_free(&self->m);
@@ -368,6 +396,10 @@ static int sim_unavailable(SimObject *self) {
     PyErr_SetString(sim_state(self)->state_error, "Sim is not initialised");
     return -1;
   }
+  if (self->pdef && !self->pctx) {
+    PyErr_SetString(sim_state(self)->state_error, "the Python policy's instance is not attached");
+    return -1;
+  }
   if (self->busy) {
     PyErr_SetString(sim_state(self)->state_error,
                     "the simulator is running in another thread: one thread at a time may use "
@@ -380,8 +412,48 @@ static int sim_unavailable(SimObject *self) {
 #define READY(self) \
   if (sim_unavailable(self)) return NULL
 
+/* A call that changes the state or runs hooks: refused once a Python
+ * policy's hook failed. */
+static int sim_broken(SimObject *self) {
+  if (!self->broken[0]) return 0;
+  PyErr_Format(sim_state(self)->state_error, "the simulator stopped in a failed policy hook and "
+               "cannot go on (%s); read its results, or continue from a copy made before", self->broken);
+  return -1;
+}
+
+#define READY_TO_CHANGE(self) \
+  if (sim_unavailable(self) || sim_broken(self)) return NULL
+
+/* After a call that may have run a Python policy's hooks: a hook that
+ * failed becomes a PolicyError (its exception the cause), and the
+ * simulator is marked broken. */
+static int hooks_failed(SimObject *self) {
+  if (!self->pctx || !pyp_raise_failure(self->pctx, sim_state(self)->policy_error)) return 0;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject *s = value ? PyObject_Str(value) : NULL;
+  const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+  snprintf(self->broken, sizeof self->broken, "%s", msg ? msg : "a policy hook failed");
+  Py_XDECREF(s);
+  PyErr_Restore(type, value, tb);
+  return -1;
+}
+
+/* attach(instance): the Python policy's instance for this simulator (a
+ * Sim of a Python policy does nothing before). */
+static PyObject *Sim_attach(SimObject *self, PyObject *inst) {
+  if (!self->ready || !self->pdef || self->pctx) {
+    PyErr_SetString(sim_state(self)->state_error, "attach: not a Python policy's simulator, or "
+                    "already attached");
+    return NULL;
+  }
+  self->pctx = pyp_attach(self->pdef, inst, &self->m, &self->d);
+  if (!self->pctx) return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyObject *Sim_set_params(SimObject *self, PyObject *params) {
-  READY(self);
+  READY_TO_CHANGE(self);
   if (apply_params(&self->m, params, sim_state(self)->config_error)) return NULL;
   ps_params_changed(&self->m, &self->d);
   Py_RETURN_NONE;
@@ -406,7 +478,7 @@ static PyObject *Sim_get_params(SimObject *self, PyObject *noargs) {
  * overwrite, debug_checks, max_tasks, keep_exited, switch_cost_ns, stagger);
  * flags are 0 or 1 (Python passes bools) */
 static PyObject *Sim_configure(SimObject *self, PyObject *args) {
-  READY(self);
+  READY_TO_CHANGE(self);
   int events, latency, every, overwrite, debug, stagger;
   long long max_bytes, max_tasks, keep_exited, switch_cost;
   PyObject *fields;
@@ -461,7 +533,7 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
 }
 
 static PyObject *Sim_ensure_channels(SimObject *self, PyObject *arg) {
-  READY(self);
+  READY_TO_CHANGE(self);
   long n = PyLong_AsLong(arg);
   if (n == -1 && PyErr_Occurred()) return NULL;
   if (n < 0 || n > 1000000) return raise_value("channels must number 0..1000000");
@@ -472,7 +544,7 @@ static PyObject *Sim_ensure_channels(SimObject *self, PyObject *arg) {
 
 /* add_program([(kind, arg, arg2, dist, a, b), ...]) -> program id */
 static PyObject *Sim_add_program(SimObject *self, PyObject *arg) {
-  READY(self);
+  READY_TO_CHANGE(self);
   PyObject *seq = PySequence_Fast(arg, "a program is a sequence of op tuples");
   if (!seq) return NULL;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -496,7 +568,7 @@ static PyObject *Sim_add_program(SimObject *self, PyObject *arg) {
 }
 
 static PyObject *Sim_add_source(SimObject *self, PyObject *args) {
-  READY(self);
+  READY_TO_CHANGE(self);
   psSourceDef s;
   if (!PyArg_ParseTuple(args, "iiLLL", &s.chan, &s.kind, &s.period_ns, &s.start_ns, &s.count)) return NULL;
   if (s.chan < 0 || s.chan >= self->m.nchan) return raise_value("source channel does not exist");
@@ -514,7 +586,7 @@ static PyObject *Sim_add_source(SimObject *self, PyObject *args) {
 /* spawn(prog, name, nice, policy, rt_priority, cpus_mask, cpu, init, time_slice):
  * init is a dict of policy task fields to set before the policy starts the task. */
 static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
-  READY(self);
+  READY_TO_CHANGE(self);
   int prog, nice, policy, rt, cpu, time_slice;
   const char *name;
   uint64_t mask;
@@ -539,19 +611,26 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
       PyErr_Format(PyExc_KeyError, "'%s' is not a %s task field", fname, pol->name);
       return NULL;
     }
-    long long v = PyLong_AsLongLong(value);
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (v == -1 && PyErr_Occurred()) return NULL;
     int type = pol->task_fields[idx].type;
-    if (v < (type == PS_F_I32 ? INT32_MIN : 0) || v > (type == PS_F_U32 ? UINT32_MAX : INT32_MAX)) {
-      PyErr_Format(PyExc_ValueError, "%s=%lld is outside the field's range", fname, v);
+    long long lo = type == PS_F_I32 ? INT32_MIN : type == PS_F_U32 ? 0 : INT64_MIN;
+    long long hi = type == PS_F_I32 ? INT32_MAX : type == PS_F_U32 ? UINT32_MAX : INT64_MAX;
+    if (overflow || v < lo || v > hi) {
+      PyErr_Format(PyExc_ValueError, "%s=%R is outside the field's range %lld..%lld", fname, value,
+                   lo, hi);
       return NULL;
     }
     fields[ninit] = idx;
     values[ninit++] = v;
   }
   char err[PS_ERRLEN];
+  self->busy = 1;
   int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask, cpu, ninit, fields,
                      values, time_slice, err, sizeof err);
+  self->busy = 0;
+  if (hooks_failed(self)) return NULL;
   if (pid < 0) return raise_value(err);
   return PyLong_FromLong(pid);
 }
@@ -562,7 +641,7 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
  * the invariant checks under the sanitizers), however dense the events. */
 #define RUN_INSTANTS 20000
 static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
-  READY(self);
+  READY_TO_CHANGE(self);
   long long t_end = PyLong_AsLongLong(arg);
   if (t_end == -1 && PyErr_Occurred()) return NULL;
   if (t_end < self->d.now_ns) return raise_value("cannot run backwards in time");
@@ -573,7 +652,18 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   }
   const int64_t chunk = 100000 * self->m.tick_ns;
   int rc = 0;
-  if (t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
+  if (self->pctx) {
+    /* a Python policy's hooks need the GIL: the run keeps it, and other
+     * threads are kept off this simulator while a hook runs their code */
+    self->busy = 1;
+    while (rc >= 0 && self->d.now_ns < t_end) {
+      int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
+      rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS, err, sizeof err);
+      if (rc >= 0 && PyErr_CheckSignals()) break;
+    }
+    self->busy = 0;
+    if (hooks_failed(self) || PyErr_Occurred()) return NULL;
+  } else if (t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
     rc = ps_run_until(&self->m, &self->d, t_end, 0, err, sizeof err);
   } else {
     self->busy = 1;
@@ -598,7 +688,7 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
 
 /* step(ticks): run to the tick `ticks` jiffies ahead (the fast path of sim.step). */
 static PyObject *Sim_step(SimObject *self, PyObject *arg) {
-  READY(self);
+  READY_TO_CHANGE(self);
   long long n = PyLong_AsLongLong(arg);
   if (n == -1 && PyErr_Occurred()) return NULL;
   if (n < 0 || n > (long long)(PS_MAX_DURATION_NS / self->m.tick_ns))
@@ -612,7 +702,12 @@ static PyObject *Sim_step(SimObject *self, PyObject *arg) {
 
 static PyObject *sim_syscall(SimObject *self, int pid, psSyscall sc) {
   char err[PS_ERRLEN];
-  if (ps_syscall_from_python(&self->m, &self->d, pid, &sc, err, sizeof err)) return raise_value(err);
+  if (sim_broken(self)) return NULL;
+  self->busy = 1;
+  int rc = ps_syscall_from_python(&self->m, &self->d, pid, &sc, err, sizeof err);
+  self->busy = 0;
+  if (hooks_failed(self)) return NULL;
+  if (rc) return raise_value(err);
   Py_RETURN_NONE;
 }
 
@@ -804,19 +899,35 @@ static PyObject *Sim_check(SimObject *self, PyObject *noargs) {
   Py_RETURN_NONE;
 }
 
-static PyObject *Sim_copy(SimObject *self, PyObject *noargs) {
-  READY(self);
+/* copy(instance=None): an independent twin; a Python policy's twin is
+ * attached to `instance`, the caller's copy of the policy instance. */
+static PyObject *Sim_copy(SimObject *self, PyObject *args) {
+  READY_TO_CHANGE(self);
+  PyObject *inst = Py_None;
+  if (!PyArg_ParseTuple(args, "|O", &inst)) return NULL;
+  if ((inst == Py_None) != !self->pdef) {
+    PyErr_SetString(PyExc_TypeError, "copy: a Python policy's simulator needs the copy of its "
+                    "instance, and only it");
+    return NULL;
+  }
   PyTypeObject *tp = Py_TYPE(self);
   SimObject *c = (SimObject *)tp->tp_alloc(tp, 0);
   if (!c) return NULL;
   if (ps_model_copy(&c->m, &self->m)) { Py_DECREF(c); return PyErr_NoMemory(); }
   if (ps_data_copy(&c->m, &c->d, &self->d)) { ps_model_free(&c->m); Py_DECREF(c); return PyErr_NoMemory(); }
   c->ready = 1;
+  if (self->pdef) {
+    c->pdef = Py_NewRef(self->pdef);
+    if (!(c->pctx = pyp_attach(c->pdef, inst, &c->m, &c->d))) {
+      Py_DECREF(c);
+      return NULL;
+    }
+  }
   return (PyObject *)c;
 }
 
 static PyObject *Sim_snapshot(SimObject *self, PyObject *noargs) {
-  READY(self);
+  READY_TO_CHANGE(self);
   unsigned char *buf;
   size_t len;
   if (ps_snapshot_save(&self->m, &self->d, &buf, &len)) return PyErr_NoMemory();
@@ -826,9 +937,18 @@ static PyObject *Sim_snapshot(SimObject *self, PyObject *noargs) {
 }
 
 /* Sim.restore(bytes) -> a new Sim from a snapshot */
-static PyObject *Sim_restore(PyObject *cls, PyObject *arg) {
+/* Sim.restore(bytes, policy_def=None, instance=None): a Python policy's
+ * snapshot needs its PolicyDef and the policy instance restored beside. */
+static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
   Py_buffer view;
-  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) return NULL;
+  PyObject *pdef = Py_None, *inst = Py_None;
+  if (!PyArg_ParseTuple(args, "y*|OO", &view, &pdef, &inst)) return NULL;
+  const psPreset *pre = pdef == Py_None ? NULL : pyp_preset(pdef);
+  if ((pdef != Py_None && !pre) || (pdef == Py_None) != (inst == Py_None)) {
+    PyBuffer_Release(&view);
+    PyErr_SetString(PyExc_TypeError, "restore: a Python policy's PolicyDef and instance go together");
+    return NULL;
+  }
   PyTypeObject *tp = (PyTypeObject *)cls;
   SimObject *s = (SimObject *)tp->tp_alloc(tp, 0);
   if (!s) {
@@ -836,13 +956,20 @@ static PyObject *Sim_restore(PyObject *cls, PyObject *arg) {
     return NULL;
   }
   char err[PS_ERRLEN];
-  int rc = ps_snapshot_load(view.buf, (size_t)view.len, &s->m, &s->d, err, sizeof err);
+  int rc = ps_snapshot_load(view.buf, (size_t)view.len, pre, &s->m, &s->d, err, sizeof err);
   PyBuffer_Release(&view);
   if (rc) {
     Py_DECREF(s);
     return raise_value(err);
   }
   s->ready = 1;
+  if (pre) {
+    s->pdef = Py_NewRef(pdef);
+    if (!(s->pctx = pyp_attach(pdef, inst, &s->m, &s->d))) {
+      Py_DECREF(s);
+      return NULL;
+    }
+  }
   return (PyObject *)s;
 }
 
@@ -869,6 +996,7 @@ static PyObject *Sim_get_tick_ns(SimObject *self, void *closure) {
 
 static PyMethodDef Sim_methods[] = {
     {"set_params", (PyCFunction)Sim_set_params, METH_O, "set_params(dict): all or nothing"},
+    {"attach", (PyCFunction)Sim_attach, METH_O, "attach(instance) of the Python policy"},
     {"get_params", (PyCFunction)Sim_get_params, METH_NOARGS, "dict of parameter values"},
     {"configure", (PyCFunction)Sim_configure, METH_VARARGS, "recording and machine options"},
     {"ensure_channels", (PyCFunction)Sim_ensure_channels, METH_O, "make room for n channels"},
@@ -890,9 +1018,9 @@ static PyMethodDef Sim_methods[] = {
     {"queue", (PyCFunction)Sim_queue, METH_O, "rows of the policy's queue columns, in order"},
     {"counters", (PyCFunction)Sim_counters, METH_NOARGS, "global counters and warnings"},
     {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (InvariantError)"},
-    {"copy", (PyCFunction)Sim_copy, METH_NOARGS, "deep copy (branch the run)"},
+    {"copy", (PyCFunction)Sim_copy, METH_VARARGS, "deep copy (branch the run)"},
     {"snapshot", (PyCFunction)Sim_snapshot, METH_NOARGS, "model and state as bytes"},
-    {"restore", (PyCFunction)Sim_restore, METH_O | METH_CLASS, "a new Sim from snapshot bytes"},
+    {"restore", (PyCFunction)Sim_restore, METH_VARARGS | METH_CLASS, "a new Sim from snapshot bytes"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -953,7 +1081,12 @@ static int module_exec(PyObject *mod) {
                               "record level is off.");
   st->invariant_error = new_error(mod, "InvariantError", st->error, PyExc_AssertionError,
                                   "A scheduler or engine invariant does not hold (check()).");
-  if (!st->config_error || !st->state_error || !st->invariant_error) return -1;
+  st->policy_error = new_error(mod, "PolicyError", st->error, PyExc_RuntimeError,
+                               "A Python policy's hook raised or returned what the engine "
+                               "cannot use; the message names the hook, the time and the "
+                               "task, the cause is the hook's own exception.");
+  if (!st->config_error || !st->state_error || !st->invariant_error || !st->policy_error) return -1;
+  if (pyp_add_types(mod, st->state_error)) return -1;
   st->sim_type = PyType_FromModuleAndSpec(mod, &Sim_spec, NULL);
   if (!st->sim_type) return -1;
   if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
@@ -968,6 +1101,7 @@ static int module_traverse(PyObject *mod, visitproc visit, void *arg) {
   Py_VISIT(st->config_error);
   Py_VISIT(st->state_error);
   Py_VISIT(st->invariant_error);
+  Py_VISIT(st->policy_error);
   return 0;
 }
 
@@ -978,6 +1112,7 @@ static int module_clear(PyObject *mod) {
   Py_CLEAR(st->config_error);
   Py_CLEAR(st->state_error);
   Py_CLEAR(st->invariant_error);
+  Py_CLEAR(st->policy_error);
   return 0;
 }
 

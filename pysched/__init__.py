@@ -41,9 +41,10 @@ except ModuleNotFoundError as _missing:
             f" {type(_error).__name__}: {_error}") from _error
 
 from . import analysis, houston, o1, programs
-from ._core import ConfigError, Error, InvariantError, StateError
+from ._core import ConfigError, Error, InvariantError, PolicyError, StateError
 from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
 from .dist import const, exponential, normal, uniform
+from .policy import Param, Policy, register_policy
 from .program import Program
 from .registry import ParamInfo, formula, policies, policy_info, preset_params, presets
 from .simulator import Simulator, TaskView
@@ -53,7 +54,8 @@ from .sweep import sweep
 __version__ = "0.1.0"
 
 __all__ = [
-    "Error", "ConfigError", "StateError", "InvariantError",
+    "Error", "ConfigError", "StateError", "InvariantError", "PolicyError", "Policy", "Param",
+    "register_policy",
     "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "policy_info", "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE",

@@ -3,14 +3,16 @@ import functools
 from collections import namedtuple
 
 from . import _core
+from . import policy as _policy
 from ._checks import BOOLS, check_int, check_name
 
 ParamInfo = namedtuple("ParamInfo", "name default min max unit doc")
 
 
 def presets():
-    """Names of the presets: a policy plus parameter values."""
-    return [p[0] for p in _core.presets()]
+    """Names of the presets: a policy plus parameter values; then the
+    Python policies registered (pysched.register_policy)."""
+    return [p[0] for p in _core.presets()] + list(_policy.registered())
 
 
 def preset_params(preset, hz=None):
@@ -81,12 +83,29 @@ def policies():
     for name, policy, _doc, _hz in _core.presets():
         entry = out.setdefault(policy, {"presets": [], "params": preset_params(name)})
         entry["presets"].append(name)
+    for name in _policy.registered():
+        out[name] = {"presets": [name], "params": preset_params(name)}
     return out
 
 
-def _check_preset(preset):
+def resolve(preset):
+    """(name, key, cls) of a preset name, a registered Python policy's name
+    or a pysched.Policy subclass: key is what the core takes (the name, or
+    the class's PolicyDef), cls the Python policy class or None."""
+    if isinstance(preset, type):
+        pdef = _policy.definition(preset)
+        return _policy._declaration(preset)[0], pdef, preset
     preset = check_name("preset", preset)
+    cls = _policy.registered().get(preset)
+    if cls is not None:
+        return preset, _policy.definition(cls), cls
     names = presets()
     if preset not in names:
         raise KeyError(f"unknown preset {preset!r}; known presets: {names}")
-    return preset
+    return preset, preset, None
+
+
+def _check_preset(preset):
+    """What the core takes for `preset`: its name, or a Python policy's
+    PolicyDef."""
+    return resolve(preset)[1]

@@ -1,4 +1,5 @@
 """The Simulator: a machine running one scheduler preset, stepped from Python."""
+import copy
 import os
 
 import numpy as np
@@ -8,7 +9,8 @@ from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_channel, _check_rt_priority
-from .registry import _check_preset, check_params, policy_info
+from .policy import definition
+from .registry import check_params, policy_info, resolve
 
 RECORD_LEVELS = ("counters", "events", "series")
 STATES = {0: "running", 1: "interruptible", 2: "uninterruptible", 4: "zombie", 8: "dead"}
@@ -83,13 +85,13 @@ class Simulator:
                  latencies=True, series_fields=None, series_every=1,
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
                  keep_exited=10_000, switch_cost_ns=0, stagger_ticks=False):
-        preset = _check_preset(preset)
+        name, key, policy_cls = resolve(preset)
         cpus = _check_int("cpus", cpus, 1, _core.MAX_CPUS)
         if hz is not None:
             hz = _check_int("hz", hz, 1, 100_000)
             if 10**9 % hz:
                 raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
-        info = policy_info(preset, hz)
+        info = policy_info(policy_cls or name, hz)
         hz = info["hz"]
         seed = _check_int("seed", seed, 0, 2**64 - 1)
         if record not in RECORD_LEVELS:
@@ -106,7 +108,8 @@ class Simulator:
         if debug is None:
             debug = os.environ.get("PYSCHED_DEBUG", "") not in ("", "0")
         debug = check_bool("debug", debug)
-        self.preset = preset
+        self.preset = name
+        self._preset_key = preset = key
         self.cpus = cpus
         self.hz = hz
         self.seed = seed
@@ -114,6 +117,11 @@ class Simulator:
         # the overrides go in before the parameter set is checked, so that
         # they may replace a default that does not fit this HZ
         self._core = _core.Sim(preset, cpus, hz, seed, check_params(preset, params, hz))
+        self._policy = None
+        if policy_cls is not None:
+            self._policy = policy_cls()
+            self._core.attach(self._policy)
+            self._policy.setup()
         self.policy = info["policy"]
         self.headline = list(info["headline"])
         self._queue_columns = info["queue_columns"]
@@ -294,7 +302,7 @@ class Simulator:
     def set_param(self, name, value):
         """Change one parameter between steps (validated)."""
         name = check_name("parameter name", name)
-        self._core.set_params(check_params(self.preset, {name: value}, self.hz))
+        self._core.set_params(check_params(self._preset_key, {name: value}, self.hz))
 
     def _pid(self, pid):
         pid = _check_int("pid", pid, 1, 2**31 - 1)
@@ -442,11 +450,20 @@ class Simulator:
         # pickle: keep their ids by position instead
         state["_programs"] = {}
         state["_program_list"] = [(p, n, pid) for p, n, pid in self._programs.values()]
+        # a Python policy travels as its class (by reference) and its
+        # instance's state; the core's PolicyDef is rebuilt from the class
+        state.pop("_preset_key")
         return state
 
     def __setstate__(self, state):
         programs = state.pop("_program_list")
-        state["_core"] = _core.Sim.restore(state["_core"])
+        policy = state["_policy"]
+        if policy is None:
+            state["_preset_key"] = state["preset"]
+            state["_core"] = _core.Sim.restore(state["_core"])
+        else:
+            state["_preset_key"] = definition(type(policy))
+            state["_core"] = _core.Sim.restore(state["_core"], state["_preset_key"], policy)
         state["_programs"] = {id(p): (p, n, pid) for p, n, pid in programs}
         self.__dict__.update(state)
 
@@ -454,7 +471,11 @@ class Simulator:
         """An independent copy: branch the run here."""
         new = Simulator.__new__(Simulator)
         new.__dict__.update(self.__dict__)
-        new._core = self._core.copy()
+        if self._policy is None:
+            new._core = self._core.copy()
+        else:
+            new._policy = copy.deepcopy(self._policy)
+            new._core = self._core.copy(new._policy)
         new._channels = dict(self._channels)
         new._programs = dict(self._programs)
         return new

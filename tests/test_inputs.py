@@ -3,6 +3,7 @@ expected (NumPy integers, anything with __index__), but never a bool or a
 float there; and whatever it accepts, the compiled core is handed plain
 Python ints, floats, bools and strs only."""
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -49,7 +50,7 @@ NOT_INTS = {
 
 # ---------------------------------------------------------------- the core sees plain values only
 
-PLAIN = (int, float, bool, str, bytes, type(None))
+PLAIN = (int, float, bool, str, bytes, type(None), _core.PolicyDef)  # a Python policy's table
 
 
 def assert_plain(x, where):
@@ -60,7 +61,7 @@ def assert_plain(x, where):
         for k, v in x.items():
             assert_plain(k, where)
             assert_plain(v, where)
-    else:
+    elif not isinstance(x, ps.Policy):  # a Python policy's instance, which it calls back
         assert type(x) in PLAIN, f"{where} was handed {type(x).__name__} {x!r}"
 
 
@@ -137,6 +138,47 @@ def built(**kwargs):
     sim.run(seconds=0.05)
     return (sim.cpus, sim.hz, sim.seed, sim.params, sim.stats().tobytes(), sim.counters(),
             sim._samples().tobytes() if sim.record == "series" else None)
+
+
+def with_policy(I, param=None):
+    """What a Python policy does when every int it hands the engine is
+    wrapped in I: a round robin on 2 CPUs whose tick asks the engine by
+    wrapped cpu and pid."""
+    class Wrapped(ps.Policy):
+        name = "wrapped"
+        params = {"slice": param or ps.Param(5, 1, 100)}
+        rq_fields = ("turns",)
+
+        def setup(self):
+            self.q = [[] for _ in range(self.cpus)]
+
+        def task_spawn(self, p):
+            p.time_slice = I(self.slice)
+            self.q[p.cpu].append(p.pid)
+            return self.curr(I(p.cpu)).is_idle
+
+        wakeup = lambda self, p, waker, sync: self.task_spawn(p)
+        deactivate = lambda self, p: self.q[p.cpu].remove(p.pid)
+
+        def tick(self, cpu, p):
+            assert self.idle(I(cpu)).is_idle and self.curr(I(cpu)).pid == p.pid
+            if not p.is_idle:
+                p.time_slice = I(self.task(I(p.pid)).time_slice - 1)
+                if p.time_slice == 0:
+                    self.q[cpu].append(self.q[cpu].pop(0))
+                    self.rq(I(cpu)).turns = I(self.rq(cpu).turns + 1)
+                    p.time_slice = I(self.slice)
+                    self.resched(I(cpu))
+
+        def pick_next(self, cpu):
+            return I(self.q[cpu][0]) if self.q[cpu] else None
+
+    sim = ps.Simulator(Wrapped, cpus=2)
+    for _ in range(3):
+        sim.spawn(HOG())
+    sim.spawn(ps.programs.interactive(1, 3))
+    sim.run(seconds=0.1)
+    return sim.stats().tobytes(), sim.cpu_stats().tobytes(), sim.params
 
 
 def listed(d):
@@ -217,6 +259,12 @@ ENTRY_POINTS = [
         [I(0), I(5)], cpus=I(1)))),
     ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
         [0, 5], params={"nice_const": I(9000)}))),
+    ("Param", "int", lambda I: with_policy(I, ps.Param(I(5), I(1), I(100)))),
+    ("Policy.resched", "hook", with_policy),
+    ("Policy.curr", "hook", with_policy),
+    ("Policy.idle", "hook", with_policy),
+    ("Policy.task", "hook", with_policy),
+    ("Policy.rq", "hook", with_policy),
     ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
 ]
 
@@ -228,6 +276,7 @@ NO_INT_ARGUMENT = {
     "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
     "Program.yield_", "Program.check_closed", "programs.cpu_hog",
     "sweep",  # its grids and max_workers: test_sweep.py
+    "Policy", "Policy.setup", "Policy.tasks", "register_policy",
 }
 
 
@@ -269,6 +318,16 @@ def test_every_entry_point_takes_integer_likes_as_the_ints_they_equal(entry, _, 
 def test_no_entry_point_takes_a_bool_or_a_float_for_an_int(entry, _, call, kind):
     with pytest.raises(TypeError, match=r"must be an int, not (float|float64|bool_?)$"):
         call(NOT_INTS[kind])
+
+
+@pytest.mark.parametrize("kind", NOT_INTS)
+@pytest.mark.parametrize("entry,_,call", [e for e in ENTRY_POINTS if e[1] == "hook"],
+                         ids=[e[0] for e in ENTRY_POINTS if e[1] == "hook"])
+def test_no_policy_hook_hands_the_engine_a_bool_or_a_float_for_an_int(entry, _, call, kind):
+    with pytest.raises(ps.PolicyError) as failure:
+        call(NOT_INTS[kind])
+    assert isinstance(failure.value.__cause__, TypeError)
+    assert re.search(r"must be an int, not (float|float64|bool_?)$", str(failure.value.__cause__))
 
 
 @pytest.mark.parametrize("kind", ["bool", "np.bool_"])
@@ -420,13 +479,27 @@ def test_series_fields_may_be_any_iterable_of_names():
 
 # ---------------------------------------------------------------- ints too large for the core
 
+HUGE_MESSAGE = (r"^(.* )?[\w\[\]']+=(-?\d+|<(an|a negative) int of \d+ bits>) is "
+                r"(outside the allowed range( -?\d+(\.\d+)?(e[+-]\d+)?\.\.)?|not allowed|too large)")
+
+
 @pytest.mark.parametrize("huge", [10**400, -10**400, 10**5000], ids=["10**400", "-10**400", "10**5000"])
-@pytest.mark.parametrize("entry,_,call", ENTRY_POINTS, ids=[e[0] for e in ENTRY_POINTS])
+@pytest.mark.parametrize("entry,_,call", [e for e in ENTRY_POINTS if e[1] != "hook"],
+                         ids=[e[0] for e in ENTRY_POINTS if e[1] != "hook"])
 def test_an_int_too_large_for_the_core_is_named_with_the_allowed_range(entry, _, call, huge):
     # before, some went on to the core or to float() and failed with OverflowError
-    with pytest.raises(ValueError, match=r"^(.* )?[\w\[\]']+=(-?\d+|<(an|a negative) int of \d+ bits>) is "
-                                         r"(outside the allowed range -?\d+(\.\d+)?(e[+-]\d+)?\.\.|not allowed|too large)"):
+    with pytest.raises(ValueError, match=HUGE_MESSAGE):
         call(lambda v: huge if v > 0 else -huge)
+
+
+@pytest.mark.parametrize("huge", [10**400, -10**400], ids=["10**400", "-10**400"])
+@pytest.mark.parametrize("entry,_,call", [e for e in ENTRY_POINTS if e[1] == "hook"],
+                         ids=[e[0] for e in ENTRY_POINTS if e[1] == "hook"])
+def test_an_int_too_large_handed_back_by_a_hook_is_named(entry, _, call, huge):
+    with pytest.raises(ps.PolicyError) as failure:
+        call(lambda v: huge if v > 0 else -huge)
+    assert isinstance(failure.value.__cause__, ValueError)
+    assert re.search(HUGE_MESSAGE, str(failure.value.__cause__))
 
 
 def test_names_given_as_numpy_strs_reach_the_core_as_plain_strs():

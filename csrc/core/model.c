@@ -109,6 +109,7 @@ void ps_model_free(psModel *m) {
 
 int ps_model_copy(psModel *dst, const psModel *src) {
   *dst = *src;
+  dst->ctx = NULL;
   dst->ops = NULL;
   dst->progs = NULL;
   dst->src = NULL;

@@ -52,6 +52,10 @@ typedef struct psModel {
 
   /* policy */
   const psPolicy *policy;
+  /* A policy implemented by the layer above (a Python policy) finds its
+   * own context here; NULL for a C policy.  Owned by that layer: a copy or
+   * a loaded snapshot starts with NULL until it is attached again. */
+  void *ctx;
   const psPreset *preset;
   psHooks hooks;            /* the policy's hooks, the engine's defaults filled in */
   int64_t param[PS_MAX_PARAMS];
@@ -234,9 +238,12 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
 /* The model and state as one malloc'd byte string; 0 or -1 (no memory). */
 int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len);
 /* Rebuild a model and state from a snapshot of this build; 0 or -1 with err
- * (lengths, indices and invariants are checked before anything is used). */
-int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d, char *err,
-                     int errlen);
+ * (lengths, indices and invariants are checked before anything is used).
+ * The preset is the registry's of the name the snapshot gives, or
+ * `preset` when not NULL (a policy the registry does not hold), which must
+ * bear that name. */
+int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *preset, psModel *m,
+                     psData *d, char *err, int errlen);
 
 /* After ps_set_params on a model that has a state: the policy brings the
  * tasks' state into the new parameters' domain (psHooks.retune). */

@@ -381,8 +381,8 @@ static int get_params(reader *r, psModel *m, char *err, int errlen) {
   return 1;
 }
 
-int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d, char *err,
-                     int errlen) {
+int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *preset, psModel *m,
+                     psData *d, char *err, int errlen) {
   reader r = {buf, len};
   char magic[8], name[NAME_LEN];
   int64_t version, hash, sum;
@@ -395,7 +395,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
     return -1;
   }
   name[NAME_LEN - 1] = 0;
-  const psPreset *pre = ps_preset_find(name);
+  const psPreset *pre = preset ? (strcmp(preset->name, name) ? NULL : preset) : ps_preset_find(name);
   if (version != FORMAT_VERSION || !pre || (uint64_t)hash != layout_hash(pre->policy)) {
     snprintf(err, errlen, "the snapshot was made by another build of pysched");
     return -1;
@@ -414,6 +414,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, psModel *m, psData *d
    * policy come from this build */
   mm.policy = pre->policy;
   mm.preset = pre;
+  mm.ctx = NULL;
   mm.ops = NULL;
   mm.progs = NULL;
   mm.src = NULL;

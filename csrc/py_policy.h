@@ -1,0 +1,35 @@
+/* Policies written in Python (pysched.Policy): a psPolicy whose hooks call
+ * the methods of a Python object, run by the same engine as the C ones.
+ * Binding layer: this file and py_policy.c are the only C outside
+ * module.c that touch the Python API. */
+#ifndef PS_PY_POLICY_H
+#define PS_PY_POLICY_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "pysched.h"
+
+/* Add the types PolicyDef, PolicyContext, Task and Runqueue to the module.
+ * state_error is raised by views whose simulator is gone. */
+int pyp_add_types(PyObject *module, PyObject *state_error);
+
+/* The preset of a PolicyDef object, or NULL (no error set) if o is not one. */
+const psPreset *pyp_preset(PyObject *o);
+
+/* Attach policy instance `inst` of PolicyDef `def` to a simulator's model
+ * and state: a new PolicyContext (m->ctx points to it), set as inst._ctx.
+ * Returns it (a new reference) or NULL with an error. */
+PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d);
+
+/* The simulator is going away: views and the context refuse further use. */
+void pyp_detach(PyObject *ctx);
+
+/* After a call that may have run hooks: if a hook raised, set a PolicyError
+ * (`policy_error`) whose cause is the hook's exception, naming the hook, the
+ * time and the task, and return -1; else 0. */
+int pyp_raise_failure(PyObject *ctx, PyObject *policy_error);
+
+/* The policy instance attached through ctx (borrowed). */
+PyObject *pyp_instance(PyObject *ctx);
+
+#endif
