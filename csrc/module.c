@@ -640,6 +640,9 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
  * checking for Ctrl-C between them: a few milliseconds of work (tens with
  * the invariant checks under the sanitizers), however dense the events. */
 #define RUN_INSTANTS 20000
+/* under a Python policy an instant may run any amount of Python: check
+ * for Ctrl-C after a few instants (the checks cost little beside hooks) */
+#define RUN_INSTANTS_PY 16
 static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   READY_TO_CHANGE(self);
   long long t_end = PyLong_AsLongLong(arg);
@@ -658,8 +661,12 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
     self->busy = 1;
     while (rc >= 0 && self->d.now_ns < t_end) {
       int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
-      rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS, err, sizeof err);
+      rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS_PY, err, sizeof err);
       if (rc >= 0 && PyErr_CheckSignals()) break;
+      if (pyp_take_interrupt(self->pctx)) {
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        break;
+      }
     }
     self->busy = 0;
     if (hooks_failed(self) || PyErr_Occurred()) return NULL;

@@ -280,6 +280,9 @@ typedef struct {
   /* the first hook failure of a step: the exception and where */
   PyObject *exc;
   char where[PS_ERRLEN];
+  /* Ctrl-C: while a hook runs, pysched's SIGINT handler only notes it
+   * (`pending`), so that no hook is cut short; the run stops after */
+  int in_hook, pending;
 } Context;
 
 typedef struct {
@@ -401,7 +404,9 @@ static PyObject *call(Context *c, int h, const psTask *subject, PyObject **args,
   argv[0] = c->inst;
   int ok = 1;
   for (int k = 0; k < n; k++) ok &= (argv[k + 1] = args[k]) != NULL;
+  c->in_hook++;
   PyObject *r = ok ? PyObject_Vectorcall(c->def->funcs[h], argv, (size_t)n + 1, NULL) : NULL;
+  c->in_hook--;
   for (int k = 0; k < n; k++) Py_XDECREF(args[k]);
   if (!r) hook_failed(c, h, subject, "raised");
   return r;
@@ -565,7 +570,9 @@ static int a_check(const psModel *m, const psData *d, char *err, int errlen) {
   Context *c = CTX(m);
   if (!c || c->exc) return 0;
   PyObject *argv[] = {c->inst};
+  c->in_hook++;
   PyObject *r = PyObject_Vectorcall(c->def->funcs[H_CHECK], argv, 1, NULL);
+  c->in_hook--;
   if (r) {
     Py_DECREF(r);
     return 0;
@@ -620,6 +627,7 @@ PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d) {
   c->nviews = 0;
   c->exc = NULL;
   c->where[0] = 0;
+  c->in_hook = c->pending = 0;
   c->rqs = PyMem_Calloc((size_t)m->ncpu, sizeof(PyObject *));
   PyObject_GC_Track(c);
   if (!c->rqs || PyObject_SetAttrString(inst, "_ctx", (PyObject *)c)) {
@@ -647,6 +655,13 @@ void pyp_detach(PyObject *ctx) {
 }
 
 PyObject *pyp_instance(PyObject *ctx) { return ((Context *)ctx)->inst; }
+
+int pyp_take_interrupt(PyObject *ctx) {
+  Context *c = (Context *)ctx;
+  int p = c->pending;
+  c->pending = 0;
+  return p;
+}
 
 int pyp_raise_failure(PyObject *ctx, PyObject *policy_error) {
   Context *c = (Context *)ctx;
@@ -753,6 +768,14 @@ static PyObject *Context_tasks(Context *c, PyObject *noargs) {
   return l;
 }
 
+/* sigint(): what pysched's SIGINT handler does during a Python policy's
+ * run: inside a hook, note the interrupt for the end of the piece of run
+ * (returns False); outside, return True (the handler raises). */
+static PyObject *Context_sigint(Context *c, PyObject *noargs) {
+  if (c->in_hook) c->pending = 1;
+  return PyBool_FromLong(!c->in_hook);
+}
+
 static PyObject *Context_get_now(Context *c, void *closure) {
   return alive(c) ? PyLong_FromLongLong(c->d->now_ns) : NULL;
 }
@@ -773,6 +796,7 @@ static PyMethodDef Context_methods[] = {
     {"resched", (PyCFunction)Context_resched, METH_O, "resched(cpu): set need_resched"},
     {"rq", (PyCFunction)Context_rq, METH_O, "rq(cpu) -> Runqueue view of cpu's fields"},
     {"tasks", (PyCFunction)Context_tasks, METH_NOARGS, "live tasks, pid order"},
+    {"sigint", (PyCFunction)Context_sigint, METH_NOARGS, "Ctrl-C during a run: defer or raise"},
     {NULL},
 };
 

@@ -29,6 +29,9 @@ void pyp_detach(PyObject *ctx);
  * time and the task, and return -1; else 0. */
 int pyp_raise_failure(PyObject *ctx, PyObject *policy_error);
 
+/* 1 (once) if a Ctrl-C arrived while a hook ran: the run must stop now. */
+int pyp_take_interrupt(PyObject *ctx);
+
 /* The policy instance attached through ctx (borrowed). */
 PyObject *pyp_instance(PyObject *ctx);
 

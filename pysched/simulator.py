@@ -1,6 +1,8 @@
 """The Simulator: a machine running one scheduler preset, stepped from Python."""
 import copy
 import os
+import signal
+import threading
 
 import numpy as np
 
@@ -273,14 +275,36 @@ class Simulator:
             self.step(ticks)
         else:
             seconds = check_number("seconds", seconds, 0, MAX_SECONDS)
-            self._core.run_until(self._core.now_ns + round(seconds * 1e9))
+            self._advance(self._core.run_until, self._core.now_ns + round(seconds * 1e9))
 
     def step(self, ticks=1):
         """Advance to the tick `ticks` ticks ahead (every event up to it delivered)."""
         if type(ticks) is not int or not 0 <= ticks <= MAX_SECONDS * self.hz:
             # all but a plain int in range (the fast path of a stepping loop)
             ticks = _check_int("ticks", ticks, 0, MAX_SECONDS * self.hz)
-        self._core.step(ticks)
+        if self._policy is None:
+            self._core.step(ticks)
+        else:
+            self._advance(self._core.step, ticks)
+
+    def _advance(self, how, arg):
+        """Run the core; under a Python policy, a Ctrl-C that arrives while
+        a hook runs waits for the hook to finish (a hook cut short would
+        leave its state half-updated), then stops the run."""
+        if self._policy is None or threading.current_thread() is not threading.main_thread():
+            return how(arg)
+        ctx = self._policy._ctx
+
+        def sigint(signum, frame):
+            if ctx.sigint():
+                raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, sigint)
+        try:
+            return how(arg)
+        finally:
+            # None: a handler not set from Python, which signal cannot put back
+            signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
     @property
     def now_ns(self):

@@ -7,24 +7,10 @@ import numpy as np
 import pytest
 
 import pysched as ps
+from pysched.policies import RoundRobin
+from pysched.testing import busy_machine, check_policy
 
 PRESETS = ps.presets()
-
-
-def busy_machine(preset, seed=11, cpus=2, **kw):
-    sim = ps.Simulator(preset, cpus=cpus, seed=seed, **kw)
-    sim.spawn(ps.programs.kernel_compile(jobs=3), name="make")
-    sim.spawn(ps.programs.x_server(), name="X")
-    for i in range(2):
-        sim.spawn(ps.programs.x_client(), name=f"client{i}")
-    sim.spawn(ps.Program().loop().run(ms=ps.normal(3, 1)).yield_().nice(5).run(ms=2).nice(0)
-              .sleep(ms=ps.exponential(10)).end(), name="fidget")
-    sim.spawn(ps.Program().loop().wait("irq").run(us=300).end(), name="rr", policy="rr",
-              rt_priority=20)
-    sim.spawn(ps.Program().run(ms=50).setscheduler("fifo", 10).run(ms=5).setscheduler("normal")
-              .sleep(ms=20).loop(3).io(ms=ps.uniform(1, 4)).run(ms=1).end().exit(), name="mover")
-    sim.source("irq", poisson_ms=7)
-    return sim
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -90,3 +76,74 @@ def test_a_damaged_snapshot_is_refused_with_a_clear_error(damage):
         raw = bytearray(b"not a snapshot at all")
     with pytest.raises(ValueError, match="snapshot"):
         ps.simulator._core.Sim.restore(bytes(raw))
+
+
+# ---- the kit users run on their own policies (pysched.testing) ----
+
+@pytest.mark.parametrize("policy", PRESETS + [RoundRobin], ids=PRESETS + ["python round robin"])
+def test_every_policy_of_the_project_passes_the_conformance_kit(policy):
+    report = check_policy(policy, seconds=1.0)
+    assert report, str(report)
+    assert len(report.results) == 12
+
+
+class Unfair(RoundRobin):
+    """Never picks pid 2."""
+    name = "unfair"
+
+    def pick_next(self, cpu):
+        q = [p for p in self.queue[cpu] if p != 2]
+        return q[0] if q else None
+
+
+class Forgetful(RoundRobin):
+    """Its queues are class attributes: a copy shares them with its original."""
+    name = "forgetful"
+    shared = None
+
+    def setup(self):
+        Forgetful.shared = [[] for _ in range(self.cpus)]
+
+    @property
+    def queue(self):
+        return Forgetful.shared
+
+
+class Capricious(RoundRobin):
+    """Rotates its queue at random, from a generator it does not own."""
+    name = "capricious"
+    import random as _random
+    rng = _random.Random()
+
+    def tick(self, cpu, p):
+        super().tick(cpu, p)
+        q = self.queue[cpu]
+        if len(q) > 1 and self.rng.random() < 0.1:
+            q.append(q.pop(0))
+            self.resched(cpu)
+
+
+class Lax(RoundRobin):
+    """Its check finds what it should not."""
+    name = "lax"
+
+    def check(self):
+        assert self.jiffies < 100, "jiffies reached 100"
+
+
+@pytest.mark.parametrize("policy,check,message", [
+    (Unfair, "progress", "tasks never ran though runnable: pids [2]"),
+    (Forgetful, "copy", "which is not runnable on cpu 0 (not queued)"),
+    (Capricious, "determinism", "the same seed gave two different event logs"),
+    (Lax, "invariants", "policy check: AssertionError: jiffies reached 100"),
+], ids=["starvation", "shared state", "own randomness", "broken invariant"])
+def test_the_kit_reports_what_a_broken_policy_does_wrong(policy, check, message):
+    report = check_policy(policy, cpus=(1,), seconds=1.0, checks=[check])
+    assert not report
+    assert message in report.failures[0].error
+    assert f"{check} (1 CPU): " in str(report)
+
+
+def test_the_kit_names_its_checks():
+    with pytest.raises(KeyError, match="unknown checks \\['speed'\\]"):
+        check_policy(RoundRobin, checks=["speed"])

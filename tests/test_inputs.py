@@ -265,6 +265,12 @@ ENTRY_POINTS = [
     ("Policy.idle", "hook", with_policy),
     ("Policy.task", "hook", with_policy),
     ("Policy.rq", "hook", with_policy),
+    ("testing.busy_machine", "int", lambda I: after(lambda s: ps.testing.busy_machine(
+        PRESET, seed=I(3), cpus=I(2)).run(seconds=0.1))),
+    ("testing.check_policy", "int", lambda I: str(ps.testing.check_policy(
+        PRESET, cpus=(I(1),), checks=["progress"]))),
+    ("testing.check_policy", "number", lambda I: str(ps.testing.check_policy(
+        PRESET, cpus=(1,), seconds=I(1), checks=["progress"]))),
     ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
 ]
 

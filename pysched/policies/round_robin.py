@@ -1,13 +1,13 @@
 """A round robin in Python: one FIFO per CPU, a fixed timeslice, no
 priorities.  The smallest complete pysched policy."""
-import pysched as ps
+from ..policy import Param, Policy
 
 
-class RoundRobin(ps.Policy):
+class RoundRobin(Policy):
     """Round robin: each runnable task runs `timeslice` ticks in turn."""
 
     name = "rr"
-    params = {"timeslice": ps.Param(100, 1, 100_000, unit="ticks", doc="ticks per turn")}
+    params = {"timeslice": Param(100, 1, 100_000, unit="ticks", doc="ticks per turn")}
     rq_fields = ("nr_rotations",)
     max_prio = 1   # every task prio 0, the idle task 1
 
@@ -57,11 +57,3 @@ class RoundRobin(ps.Policy):
                 t = self.task(pid)
                 assert t.on_rq and t.cpu == cpu, f"pid {pid} queued on cpu {cpu} but not runnable there"
 
-
-if __name__ == "__main__":
-    sim = ps.Simulator(RoundRobin, seed=1)
-    a, b = (sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}") for i in range(2))
-    sim.run(seconds=10)
-    st = sim.stats()
-    print(st[["pid", "name", "cpu_ns", "nr_switches"]])
-    print("shares:", st["cpu_ns"] / st["cpu_ns"].sum())

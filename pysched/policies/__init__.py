@@ -1,0 +1,5 @@
+"""Policies written in Python with pysched.Policy: small, complete
+examples to run, compare and copy (see the tutorial in docs/)."""
+from .round_robin import RoundRobin
+
+__all__ = ["RoundRobin"]
