@@ -342,3 +342,31 @@ def test_ctrl_c_waits_for_the_hook_to_finish_then_stops_a_usable_simulator():
     sim.run(seconds=0.01)          # not broken: it goes on
     assert sim.now_ns == before + 10_000_000
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# ---- the decaying sleep credit toy ----
+
+def test_sleep_credit_passes_the_kit_and_favours_the_sleeper_over_hogs():
+    from pysched.policies import SleepCredit
+    assert ps.testing.check_policy(SleepCredit, seconds=1.0)
+    sim = hogs(SleepCredit, n=3)
+    sleeper = sim.spawn(ps.programs.interactive(1, 30), name="sleeper")
+    sim.run(seconds=5)
+    t = sim.task(sleeper)
+    assert t.credit > 0 and t.prio < 120 and sim.task(1).prio == 120
+    # without credit it waits for the hogs' turns; once it has some, it
+    # preempts them on every wakeup
+    lat = sim.latencies(sleeper)
+    assert lat[0] > 50_000_000 and (lat[10:] == 0).all()
+    assert sim.cpu_stats()["nr_preemptions"][0] > 100
+
+
+def test_sleep_credit_halves_every_halflife():
+    from pysched.policies import SleepCredit
+    sim = ps.Simulator(SleepCredit, params={"halflife": 100})
+    napper = sim.spawn(ps.Program().sleep(ms=1000).loop().sleep(ms=1000).end())
+    sim.spawn(HOG())
+    sim.run(seconds=1.0005)           # woken at 1 s with 1000 ticks of credit
+    assert sim.task(napper).credit == 1000
+    sim.run(seconds=0.1)              # asleep again; tick 1100 halves it
+    assert sim.task(napper).credit == 500
