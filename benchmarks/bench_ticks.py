@@ -20,6 +20,8 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
       linux-2.4.20 (HZ=100) and linux-2.5.65: 2.4's epoch recalculation
       visits every task (the O(n) that O(1) removed), so its cost per tick
       grows with K; 2.5's does not
+  (g) cases (a) and (b) under the policies written in Python
+      (pysched.examples.RoundRobin, SleepCredit): a Python call per hook
 
 Each case is built fresh for every repetition; only run()/step() is timed
 (time.perf_counter).  N, the ticks per run, is calibrated so that a run
@@ -39,15 +41,15 @@ PRESET = "linux-2.5.65"
 MAX_TICKS = 10**8  # run(ticks=) accepts up to 10^6 s, 10^8 ticks at HZ=100
 
 
-def case_a():
-    sim = ps.Simulator(PRESET, latencies=False)
+def case_a(preset=PRESET):
+    sim = ps.Simulator(preset, latencies=False)
     for i in range(2):
         sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
     return sim
 
 
-def case_b():
-    sim = ps.Simulator(PRESET, latencies=False)
+def case_b(preset=PRESET):
+    sim = ps.Simulator(preset, latencies=False)
     sim.spawn(ps.programs.interactive(1, 20), name="interactive")
     for i in range(4):
         sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
@@ -181,6 +183,10 @@ def main(argv=None):
     for preset in ("linux-2.4.20", "linux-2.5.65"):
         ns = [1e9 / ticks_per_second(sleepers(preset, k), min_s, args.reps)[0] for k in (0, 1000)]
         print(f"    {preset:16} K=0: {ns[0]:6.1f}   K=1000: {ns[1]:7.1f}   ({ns[1] / ns[0]:.1f}x)")
+    print("\n(g) policies written in Python: simulated ticks per second")
+    for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
+        rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
+        print(f"    {policy.__name__:16} (a) {rates[0]:12,.0f}   (b) {rates[1]:12,.0f}")
     print(f"\n(c) costs {ratio:.2f}x (a) per tick (target <= 2x: {'ok' if ratio <= 2 else 'MISSED'}); "
           f"(c100) costs {c0_rate / c100_rate:.2f}x (c0): what 898 extra tasks cost at equal activity")
     print("sw/tick, wk/tick: context switches and wakeups per simulated tick in the last run")

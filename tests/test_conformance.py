@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.policies import RoundRobin
+from pysched.examples import RoundRobin
 from pysched.testing import busy_machine, check_policy
 
 PRESETS = ps.presets()

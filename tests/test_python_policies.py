@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.policies import RoundRobin
+from pysched.examples import RoundRobin
 
 HOG = ps.programs.cpu_hog
 
@@ -347,7 +347,7 @@ def test_ctrl_c_waits_for_the_hook_to_finish_then_stops_a_usable_simulator():
 # ---- the decaying sleep credit toy ----
 
 def test_sleep_credit_passes_the_kit_and_favours_the_sleeper_over_hogs():
-    from pysched.policies import SleepCredit
+    from pysched.examples import SleepCredit
     assert ps.testing.check_policy(SleepCredit, seconds=1.0)
     sim = hogs(SleepCredit, n=3)
     sleeper = sim.spawn(ps.programs.interactive(1, 30), name="sleeper")
@@ -362,7 +362,7 @@ def test_sleep_credit_passes_the_kit_and_favours_the_sleeper_over_hogs():
 
 
 def test_sleep_credit_halves_every_halflife():
-    from pysched.policies import SleepCredit
+    from pysched.examples import SleepCredit
     sim = ps.Simulator(SleepCredit, params={"halflife": 100})
     napper = sim.spawn(ps.Program().sleep(ms=1000).loop().sleep(ms=1000).end())
     sim.spawn(HOG())
