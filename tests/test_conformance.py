@@ -2,6 +2,7 @@
 the invariants hold after every instant of a workload that exercises every
 op and syscall; copy and pickle branch a run exactly."""
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -132,15 +133,16 @@ class Lax(RoundRobin):
 
 
 @pytest.mark.parametrize("policy,check,message", [
-    (Unfair, "progress", "tasks never ran though runnable: pids [2]"),
-    (Forgetful, "copy", "which is not runnable on cpu 0 (not queued)"),
+    (Unfair, "progress", r"tasks never ran though runnable: pids \[2\]"),
+    # caught by the adapter, or first by the policy's own check with PYSCHED_DEBUG=1
+    (Forgetful, "copy", r"not runnable on cpu 0 \(not queued\)|queued on cpu 0 but not runnable"),
     (Capricious, "determinism", "the same seed gave two different event logs"),
     (Lax, "invariants", "policy check: AssertionError: jiffies reached 100"),
 ], ids=["starvation", "shared state", "own randomness", "broken invariant"])
 def test_the_kit_reports_what_a_broken_policy_does_wrong(policy, check, message):
     report = check_policy(policy, cpus=(1,), seconds=1.0, checks=[check])
     assert not report
-    assert message in report.failures[0].error
+    assert re.search(message, report.failures[0].error)
     assert f"{check} (1 CPU): " in str(report)
 
 

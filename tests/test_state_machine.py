@@ -1,4 +1,5 @@
-"""Random interleavings of the whole API, over every preset and 1-8 CPUs,
+"""Random interleavings of the whole API, over every preset (and the example
+policies written in Python) and 1-8 CPUs,
 with the invariant checks on after every instant: spawn, run, step, renice,
 setscheduler, set_affinity, set_param, source, copy, pickle and the readers.
 Every copy and pickle twin receives the same calls as its original and must
@@ -35,10 +36,11 @@ def outcome(fn):
 
 
 class Machine(RuleBasedStateMachine):
-    @initialize(preset=st.sampled_from(ps.presets()), cpus=st.integers(1, 8),
-                seed=st.integers(0, 2**32))
+    @initialize(preset=st.sampled_from(ps.presets() + [ps.examples.RoundRobin, ps.examples.SleepCredit]),
+                cpus=st.integers(1, 8), seed=st.integers(0, 2**32))
     def build(self, preset, cpus, seed):
         self.cpus = cpus
+        self.preset = preset
         self.sims = [ps.Simulator(preset, cpus=cpus, seed=seed, debug=True, record="events",
                                   max_trace_bytes=1 << 22, on_full="overwrite")]
         self.pids = 0
@@ -88,7 +90,7 @@ class Machine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def set_param(self, data):
-        info = ps.preset_params(self.sims[0].preset, hz=self.sims[0].hz)
+        info = ps.preset_params(self.preset, hz=self.sims[0].hz)
         p = data.draw(st.sampled_from(info))
         value = data.draw(st.integers(p.min, min(p.max, p.min + 2 * max(p.default, 1))))
         self.each(lambda s: s.set_param(p.name, value))
