@@ -387,9 +387,11 @@ static void hook_failed(Context *c, int h, const psTask *t, const char *what) {
     PyObject *s = value ? PyObject_Str(value) : NULL;
     const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
     if (!msg) PyErr_Clear();
-    snprintf(c->where, sizeof c->where, "policy hook %s %s at t=%lld ns%s%.0d%s: %s%s%.120s",
-             hook_names[h], what, (long long)c->d->now_ns, t ? " (pid " : "", t ? t->pid : 0,
-             t ? ")" : "", value ? Py_TYPE(value)->tp_name : "", value ? ": " : "", msg ? msg : "");
+    char task[32] = "";
+    if (t) snprintf(task, sizeof task, " (pid %d)", t->pid);
+    snprintf(c->where, sizeof c->where, "policy hook %s %s at t=%lld ns%s: %s%s%.120s",
+             hook_names[h], what, (long long)c->d->now_ns, task,
+             value ? type_name(value) : "", value ? ": " : "", msg ? msg : "");
     Py_XDECREF(s);
   } else {
     Py_XDECREF(value);
@@ -442,13 +444,8 @@ static int a_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int s
   if (skip(m, d)) return 0;
   Context *c = CTX(m);
   PyObject *args[] = {VIEW(p), waker ? VIEW(waker) : Py_NewRef(Py_None), PyBool_FromLong(sync)};
-  int cpu = p->cpu;
-  int r = truth(c, H_WAKEUP, p, call(c, H_WAKEUP, p, args, 3));
-  if (p->cpu != cpu && !(p->cpus_allowed >> p->cpu & 1)) {
-    PyErr_Format(PyExc_ValueError, "it put pid %d on cpu %d, outside its affinity", p->pid, p->cpu);
-    hook_failed(c, H_WAKEUP, p, "misbehaved");
-  }
-  return r;
+  /* it may move p (p.cpu = ...): the view's setter keeps it within its affinity */
+  return truth(c, H_WAKEUP, p, call(c, H_WAKEUP, p, args, 3));
 }
 
 static void a_deactivate(const psModel *m, psData *d, psTask *prev) {
