@@ -370,3 +370,19 @@ def test_sleep_credit_halves_every_halflife():
     assert sim.task(napper).credit == 1000
     sim.run(seconds=0.1)              # asleep again; tick 1100 halves it
     assert sim.task(napper).credit == 500
+
+
+def test_a_migrate_hook_that_does_not_move_the_task_is_named():
+    class Stays(RoundRobin):
+        name = "stays"
+
+        def migrate(self, p, dest):
+            pass                       # forgets p.cpu = dest
+
+    sim = ps.Simulator(Stays, cpus=2)
+    sleeper = sim.spawn(ps.programs.interactive(1, 20), cpu=0)
+    sim.spawn(HOG(), cpu=0)
+    sim.run(seconds=0.01)
+    with pytest.raises(ps.PolicyError, match=r"policy hook migrate misbehaved at t=10000000 ns "
+                                             r"\(pid 1\): ValueError: it left pid 1 on cpu 0, not on cpu 1"):
+        sim.set_affinity(sleeper, [1])
