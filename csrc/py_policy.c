@@ -283,6 +283,10 @@ typedef struct {
   /* Ctrl-C: while a hook runs, pysched's SIGINT handler only notes it
    * (`pending`), so that no hook is cut short; the run stops after */
   int in_hook, pending;
+  /* slot of the task the engine hands to migrate() now, -1 otherwise: the
+   * one running task whose cpu a policy may set (a prev whose affinity
+   * changed while it ran is moved in schedule(), still current) */
+  int32_t moving;
 } Context;
 
 typedef struct {
@@ -543,18 +547,28 @@ static void a_set_nice(const psModel *m, psData *d, psTask *p, int nice) {
   Py_XDECREF(call(c, H_SET_NICE, p, args, 2));
 }
 
+/* The class's set_scheduler replaces the engine's default, which is what
+ * sets p->policy and p->rt_priority, and a policy may not write them: the
+ * adapter sets them after the hook, as the engine sets p->nice after
+ * set_nice (the hook sees the old values on p, the new ones as arguments). */
 static void a_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt) {
   if (skip(m, d)) return;
   Context *c = CTX(m);
   PyObject *args[] = {VIEW(p), INT(policy), INT(rt)};
-  Py_XDECREF(call(c, H_SET_SCHEDULER, p, args, 3));
+  PyObject *r = call(c, H_SET_SCHEDULER, p, args, 3);
+  if (!r) return;
+  Py_DECREF(r);
+  p->policy = policy;
+  p->rt_priority = rt;
 }
 
 static void a_migrate(const psModel *m, psData *d, psTask *p, int dest) {
   if (skip(m, d)) return;
   Context *c = CTX(m);
   PyObject *args[] = {VIEW(p), INT(dest)};
+  c->moving = ps_index(d, p);
   Py_XDECREF(call(c, H_MIGRATE, p, args, 2));
+  c->moving = -1;
   if (!c->exc && p->cpu != dest) {
     PyErr_Format(PyExc_ValueError, "it left pid %d on cpu %d, not on cpu %d", p->pid, p->cpu, dest);
     hook_failed(c, H_MIGRATE, p, "misbehaved");
@@ -625,6 +639,7 @@ PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d) {
   c->exc = NULL;
   c->where[0] = 0;
   c->in_hook = c->pending = 0;
+  c->moving = -1;
   c->rqs = PyMem_Calloc((size_t)m->ncpu, sizeof(PyObject *));
   PyObject_GC_Track(c);
   if (!c->rqs || PyObject_SetAttrString(inst, "_ctx", (PyObject *)c)) {
@@ -831,7 +846,8 @@ static PyObject *TaskView_getattro(TaskView *self, PyObject *name) {
 }
 
 /* What a policy may set: prio, time_slice, cpu (of a task that is not
- * running) and its own fields.  The rest belongs to the engine. */
+ * running, or of the one migrate() was handed) and its own fields.  The
+ * rest belongs to the engine. */
 static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
   Context *c = self->ctx;
   int i = field_of(c, name);
@@ -868,7 +884,7 @@ static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
     lo = 0, hi = INT32_MAX;
   } else if (!strcmp(fname, "cpu")) {
     lo = 0, hi = c->m->ncpu - 1;
-    int running = &c->d->task[c->d->cpu[t->cpu].curr] == t;
+    int running = &c->d->task[c->d->cpu[t->cpu].curr] == t && ps_index(c->d, t) != c->moving;
     if (!overflow && v >= lo && v <= hi && (running || t->is_idle || !(t->cpus_allowed >> v & 1))) {
       PyErr_Format(PyExc_ValueError, "pid %d: cpu=%lld is not allowed (%s)", t->pid, v,
                    t->is_idle ? "an idle task stays on its CPU"

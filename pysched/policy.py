@@ -39,13 +39,16 @@ where the engine's default runs if the class leaves them out:
 ``yield_(p)`` (default: reschedule), ``set_nice(p, nice)``,
 ``set_scheduler(p, policy, rt_priority)``, ``migrate(p, dest)`` (default:
 ``deactivate``, then ``wakeup`` on dest) and ``check()`` (raise when an
-invariant of the policy's own state fails).
+invariant of the policy's own state fails).  The engine sets ``p.nice``
+after ``set_nice`` and ``p.policy`` and ``p.rt_priority`` after
+``set_scheduler``: the hook sees the old values on ``p``.
 
 Tasks reach the hooks as ``Task`` views: every field by name (``pid``,
 ``prio``, ``nice``, ``time_slice``, ``cpu``, ``on_rq``, ``cpu_ns`` ... and
 the class's ``task_fields``), plus ``running``, ``is_idle`` and ``name``.
 A policy sets ``prio``, ``time_slice``, ``cpu`` (of a task that is not
-running) and its own fields; the rest is the engine's.  Keep pids, not
+running, or in ``migrate`` of the task it is handed, which may be the
+running one) and its own fields; the rest is the engine's.  Keep pids, not
 views, in the policy's state: the state is copied with the simulator
 (``copy.deepcopy``) and pickled with it.
 
