@@ -788,6 +788,57 @@ static PyObject *Context_sigint(Context *c, PyObject *noargs) {
   return PyBool_FromLong(!c->in_hook);
 }
 
+/* log_event(kind, cpu, task, other, prio, value): one event of the policy's
+ * own kinds (prio, expire, backboost, array_switch, starving) in the event
+ * log, when it is on, as a C policy's ps_log.  task is a Task view, a pid or
+ * None; prio None means the task's prio (0 without a task).  The engine
+ * logs switch, wakeup, fork and exit itself, and a cpu change logs migrate
+ * (TaskView_setattro).  pysched.Policy.log_event names the kind. */
+static PyObject *Context_log_event(Context *c, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 6) {
+    PyErr_Format(PyExc_TypeError, "log_event takes 6 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  if (!alive(c)) return NULL;
+  long kind, other, prio, value;
+  int cpu;
+  if (index_arg(args[0], "kind", &kind)) return NULL;
+  if (kind != PS_EVT_PRIO && kind != PS_EVT_EXPIRE && kind != PS_EVT_BACKBOOST &&
+      kind != PS_EVT_ARRAY_SWITCH && kind != PS_EVT_STARVING) {
+    PyErr_Format(PyExc_ValueError, "kind=%ld is not an event kind a policy logs", kind);
+    return NULL;
+  }
+  if (cpu_arg(c, args[1], &cpu)) return NULL;
+  const psTask *t = NULL;
+  if (PyObject_TypeCheck(args[2], Task_Type)) {
+    if (((TaskView *)args[2])->ctx != c) {
+      PyErr_SetString(PyExc_ValueError, "the task is another simulator's");
+      return NULL;
+    }
+    if (!(t = view_task((TaskView *)args[2]))) return NULL;
+  } else if (args[2] != Py_None && !(t = pid_task(c, args[2]))) {
+    return NULL;
+  }
+  if (index_arg(args[3], "other", &other)) return NULL;
+  if (other < -1 || other > INT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "other=%ld is outside the allowed range -1..%d", other, INT32_MAX);
+    return NULL;
+  }
+  if (args[4] == Py_None) {
+    prio = t ? t->prio : 0;
+  } else {
+    if (index_arg(args[4], "prio", &prio)) return NULL;
+    if (prio < 0 || prio > c->m->policy->max_prio) {
+      PyErr_Format(PyExc_ValueError, "prio=%ld is outside the allowed range 0..%d", prio,
+                   c->m->policy->max_prio);
+      return NULL;
+    }
+  }
+  if (index_arg(args[5], "value", &value)) return NULL;
+  ps_log(c->m, c->d, (int)kind, cpu, t, (int)other, (int)prio, value);
+  Py_RETURN_NONE;
+}
+
 static PyObject *Context_get_now(Context *c, void *closure) {
   return alive(c) ? PyLong_FromLongLong(c->d->now_ns) : NULL;
 }
@@ -809,6 +860,8 @@ static PyMethodDef Context_methods[] = {
     {"rq", (PyCFunction)Context_rq, METH_O, "rq(cpu) -> Runqueue view of cpu's fields"},
     {"tasks", (PyCFunction)Context_tasks, METH_NOARGS, "live tasks, pid order"},
     {"sigint", (PyCFunction)Context_sigint, METH_NOARGS, "Ctrl-C during a run: defer or raise"},
+    {"log_event", (PyCFunction)(void (*)(void))Context_log_event, METH_FASTCALL,
+     "log_event(kind, cpu, task, other, prio, value): a policy event in the event log"},
     {NULL},
 };
 
@@ -845,9 +898,11 @@ static PyObject *TaskView_getattro(TaskView *self, PyObject *name) {
   return t ? PyLong_FromLongLong(ps_task_value(c->m, c->d, t, i)) : NULL;
 }
 
-/* What a policy may set: prio, time_slice, cpu (of a task that is not
- * running, or of the one migrate() was handed) and its own fields.  The
- * rest belongs to the engine. */
+/* What a policy may set: prio, static_prio, time_slice, cpu (of a task
+ * that is not running, or of the one migrate() was handed) and its own
+ * fields.  The rest belongs to the engine.  A change of cpu is a migration:
+ * counted in nr_migrations and logged, as every C policy that moves a task
+ * does (balance_o1's move_task, the engine's default migrate). */
 static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
   Context *c = self->ctx;
   int i = field_of(c, name);
@@ -878,7 +933,7 @@ static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
   long long lo = INT64_MIN, hi = INT64_MAX;
   if (i >= ps_ntask_fields) {
     /* the policy's own int64 field */
-  } else if (!strcmp(fname, "prio")) {
+  } else if (!strcmp(fname, "prio") || !strcmp(fname, "static_prio")) {
     lo = 0, hi = c->m->policy->max_prio;
   } else if (!strcmp(fname, "time_slice")) {
     lo = 0, hi = INT32_MAX;
@@ -894,13 +949,20 @@ static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
     }
   } else {
     PyErr_Format(PyExc_AttributeError, "pid %d: %s is the engine's (a policy sets prio, "
-                 "time_slice, cpu and its own fields)", t->pid, fname);
+                 "static_prio, time_slice, cpu and its own fields)", t->pid, fname);
     return -1;
   }
   if (overflow || v < lo || v > hi) {
     PyErr_Format(PyExc_ValueError, "pid %d: %s=%R is outside the allowed range %lld..%lld", t->pid,
                  fname, value, lo, hi);
     return -1;
+  }
+  if (f->offset == offsetof(psTask, cpu) && f->at == PS_AT_TASK && v != t->cpu) {
+    int from = t->cpu;
+    t->cpu = (int32_t)v;
+    t->nr_migrations++;
+    ps_log(c->m, c->d, PS_EVT_MIGRATE, t->cpu, t, from, t->prio, 0);
+    return 0;
   }
   psu_field_write(f->at == PS_AT_PRIV ? (void *)t->priv : (void *)t, f, v);
   return 0;

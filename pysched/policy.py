@@ -46,11 +46,14 @@ after ``set_nice`` and ``p.policy`` and ``p.rt_priority`` after
 Tasks reach the hooks as ``Task`` views: every field by name (``pid``,
 ``prio``, ``nice``, ``time_slice``, ``cpu``, ``on_rq``, ``cpu_ns`` ... and
 the class's ``task_fields``), plus ``running``, ``is_idle`` and ``name``.
-A policy sets ``prio``, ``time_slice``, ``cpu`` (of a task that is not
-running, or in ``migrate`` of the task it is handed, which may be the
-running one) and its own fields; the rest is the engine's.  Keep pids, not
-views, in the policy's state: the state is copied with the simulator
-(``copy.deepcopy``) and pickled with it.
+A policy sets ``prio``, ``static_prio``, ``time_slice``, ``cpu`` (of a
+task that is not running, or in ``migrate`` of the task it is handed,
+which may be the running one) and its own fields; the rest is the
+engine's.  Setting ``cpu`` to another CPU is a migration: the engine counts
+it (``nr_migrations``) and logs it.  ``log_event`` logs the policy's own
+events (prio, expire ...).  Keep pids, not views, in the policy's state:
+the state is copied with the simulator (``copy.deepcopy``) and pickled with
+it.
 
 Declarations (class attributes): ``name``, ``doc``, ``params`` (name ->
 :class:`Param`; each becomes an instance attribute holding the current
@@ -64,6 +67,7 @@ from collections import namedtuple
 
 from . import _core
 from ._checks import check_bool, check_int, check_name
+from ._records import EVENT_KINDS
 
 Param = namedtuple("Param", "default min max unit doc hz_scaled", defaults=("", "", False))
 Param.__doc__ = """A parameter of a Python policy: default, allowed range
@@ -71,6 +75,20 @@ Param.__doc__ = """A parameter of a Python policy: default, allowed range
 and follows HZ as the kernel's ``2*HZ`` do."""
 
 MANDATORY = ("task_spawn", "wakeup", "deactivate", "pick_next")
+
+# the event kinds a policy logs itself (Policy.log_event), by code
+POLICY_EVENTS = ("prio", "expire", "backboost", "array_switch", "starving")
+_POLICY_EVENT_CODES = {k: EVENT_KINDS.index(k) for k in POLICY_EVENTS}
+
+
+def _event_kind_error(kind):
+    if not isinstance(kind, str):
+        return TypeError(f"an event kind must be a str, not {type(kind).__name__}")
+    if kind in ("switch", "wakeup", "fork", "exit"):
+        return ValueError(f"event kind {kind!r} is the engine's: it logs it itself")
+    if kind == "migrate":
+        return ValueError("event kind 'migrate' is the engine's: setting a task's cpu logs it")
+    return ValueError(f"{kind!r} is not an event kind a policy logs; those are {POLICY_EVENTS}")
 
 
 class Policy:
@@ -133,6 +151,18 @@ class Policy:
     def tasks(self):
         """Every live task, in pid order."""
         return self._ctx.tasks()
+
+    def log_event(self, kind, cpu, p=None, *, other=-1, prio=None, value=0):
+        """Log an event of the policy's own `kind` (one of ``POLICY_EVENTS``:
+        "prio", "expire", "backboost", "array_switch", "starving") on
+        `cpu` about task `p` (a Task, a pid or None), when the event log is
+        on -- what ``pysched.EVENT_KINDS`` documents for each kind.  `prio`
+        defaults to p's prio.  The engine logs switch, wakeup, fork and exit
+        itself, and setting a task's cpu logs migrate."""
+        code = _POLICY_EVENT_CODES.get(kind) if type(kind) is str else None
+        if code is None:
+            raise _event_kind_error(kind)
+        self._ctx.log_event(code, cpu, p, other, prio, value)
 
     # ---- copying: the state travels, the link to a simulator does not ----
 

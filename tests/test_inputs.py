@@ -165,6 +165,8 @@ def with_policy(I, param=None):
             if not p.is_idle:
                 p.time_slice = I(self.task(I(p.pid)).time_slice - 1)
                 if p.time_slice == 0:
+                    self.log_event("expire", I(cpu), I(p.pid), other=I(p.pid), prio=I(p.prio),
+                                   value=I(1))
                     self.q[cpu].append(self.q[cpu].pop(0))
                     self.rq(I(cpu)).turns = I(self.rq(cpu).turns + 1)
                     p.time_slice = I(self.slice)
@@ -271,6 +273,7 @@ ENTRY_POINTS = [
         PRESET, cpus=(I(1),), checks=["progress"]))),
     ("testing.check_policy", "number", lambda I: str(ps.testing.check_policy(
         PRESET, cpus=(1,), seconds=I(1), checks=["progress"]))),
+    ("Policy.log_event", "hook", with_policy),
     ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
 ]
 

@@ -1,9 +1,13 @@
 """What the adapter (csrc/py_policy.c) lets a Python policy do that a C policy
-does: apply a policy change in its own set_scheduler, and move the running
-task the engine hands to migrate()."""
+does: apply a policy change in its own set_scheduler, move the running task
+the engine hands to migrate(), count and log the moves it makes by setting
+``cpu``, set ``static_prio``, and log its own events (``log_event``)."""
 import pytest
 
 import pysched as ps
+
+KIND = {k: i for i, k in enumerate(ps.EVENT_KINDS)}
+
 
 class Fifo(ps.Policy):
     """One FIFO per CPU; a woken or new task preempts only the idle task."""
@@ -76,7 +80,7 @@ def test_migrate_may_move_the_running_task_the_engine_hands_it():
     sim.set_affinity(a, [1])
     sim.step(1)
     assert sim.runqueue(1)["curr"] == a and sim.runqueue(0)["curr"] == 0
-    assert sim.task(a).cpu == 1
+    assert sim.task(a).cpu == 1 and sim.task(a).nr_migrations == 1
     sim.check()
 
 
@@ -92,3 +96,97 @@ def test_a_policy_may_not_move_a_running_task_outside_migrate():
     sim.spawn(ps.programs.cpu_hog(), cpu=0)
     with pytest.raises(ps.PolicyError, match="it is running: the engine moves it"):
         sim.step(1)
+
+
+def test_setting_cpu_is_a_migration_counted_and_logged():
+    # every C policy that moves a task counts it and logs it (balance_o1,
+    # the engine's default migrate); a Python policy moves a task by setting
+    # its cpu, so the adapter does the same there
+    sim = ps.Simulator(Moving, cpus=2, record="events")
+    a = sim.spawn(ps.programs.cpu_hog(), cpu=0)
+    b = sim.spawn(ps.programs.cpu_hog(), cpu=0)   # queued behind a
+    sim.step(1)
+    sim.set_affinity(b, [1])                     # not running: migrate() at once
+    ev = sim.events()
+    mig = ev[ev["kind"] == KIND["migrate"]]
+    assert [(e["pid"], e["cpu"], e["other"], e["value"]) for e in mig] == [(b, 1, 0, 0)]
+    assert sim.task(b).nr_migrations == 1 and sim.task(a).nr_migrations == 0
+    sim.step(1)
+    assert sim.runqueue(1)["curr"] == b
+
+
+def test_static_prio_is_the_policys_to_set():
+    class Static(Fifo):
+        name = "adapter-static"
+
+        def task_spawn(self, p):
+            p.static_prio = 120 + p.nice
+            return super().task_spawn(p)
+
+        def set_nice(self, p, nice):
+            p.static_prio = 120 + nice
+
+    sim = ps.Simulator(Static)
+    a = sim.spawn(ps.programs.cpu_hog(), nice=3)
+    assert sim.task(a).static_prio == 123
+    sim.renice(a, -4)
+    assert sim.task(a).static_prio == 116
+
+    class Bad(Static):
+        name = "adapter-static-bad"
+
+        def set_nice(self, p, nice):
+            p.static_prio = 141
+
+    sim = ps.Simulator(Bad)
+    a = sim.spawn(ps.programs.cpu_hog())
+    with pytest.raises(ps.PolicyError) as failure:
+        sim.renice(a, 1)
+        sim.step(1)
+    assert "static_prio=141 is outside the allowed range 0..140" in str(failure.value.__cause__)
+
+
+def test_a_policy_logs_its_own_events():
+    class Logging(Fifo):
+        name = "adapter-logging"
+
+        def tick(self, cpu, p):
+            if not p.is_idle and self.jiffies % 3 == 0:
+                self.log_event("expire", cpu, p, value=1)
+                self.log_event("prio", cpu, p, prio=7, value=p.prio)
+                self.log_event("array_switch", cpu, value=self.jiffies)
+
+    sim = ps.Simulator(Logging, record="events")
+    a = sim.spawn(ps.programs.cpu_hog())
+    sim.step(3)
+    ev = sim.events()
+    ev = ev[ev["kind"] >= KIND["prio"]]
+    got = [(ps.EVENT_KINDS[e["kind"]], e["time_ns"], e["cpu"], e["pid"], e["other"], e["prio"],
+            e["value"]) for e in ev]
+    t = 3 * 10**6
+    assert got == [("expire", t, 0, a, -1, 0, 1), ("prio", t, 0, a, -1, 7, 0),
+                   ("array_switch", t, 0, -1, -1, 0, 3)]
+
+    # with the event log off nothing is kept, and nothing fails
+    sim = ps.Simulator(Logging)
+    sim.spawn(ps.programs.cpu_hog())
+    sim.step(3)
+
+
+@pytest.mark.parametrize("kind, error", [
+    ("switch", "the engine's"), ("wakeup", "the engine's"), ("fork", "the engine's"),
+    ("exit", "the engine's"), ("migrate", "setting a task's cpu logs it"),
+    ("nonsense", "not an event kind"), (4, "must be a str"),
+])
+def test_log_event_takes_the_policy_kinds_only(kind, error):
+    class Logging(Fifo):
+        name = "adapter-logging-bad"
+
+        def tick(self, cpu, p):
+            self.log_event(kind, cpu, p)
+
+    sim = ps.Simulator(Logging, record="events")
+    sim.spawn(ps.programs.cpu_hog())
+    with pytest.raises(ps.PolicyError) as failure:
+        sim.step(1)
+    assert error in str(failure.value.__cause__)
