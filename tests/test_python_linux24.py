@@ -152,9 +152,20 @@ def threads(sim):
     sim.spawn(ps.programs.interactive(2, 13), name="inter")
 
 
+def move_a_waiting_task(sim):
+    """set_affinity of the first task that is queued but not running, to
+    another CPU than its own (the two simulators agree on which it is)."""
+    running = {sim.runqueue(c)["curr"] for c in range(sim.cpus)}
+    waiting = [t for t in sim.stats() if t["on_rq"] and t["pid"] not in running]
+    if waiting:
+        sim.set_affinity(int(waiting[0]["pid"]), [(int(waiting[0]["cpu"]) + 1) % sim.cpus])
+
+
 # renice, set_affinity and setscheduler from Python, mid-run, on running,
 # queued and sleeping tasks
 THREAD_ACTIONS = {
+    50: move_a_waiting_task,
+    350: move_a_waiting_task,
     100: lambda s: s.renice(1, 10),
     150: lambda s: s.set_affinity(2, [s.cpus - 1]),
     151: lambda s: s.set_affinity(1, [0]),
