@@ -42,7 +42,8 @@ except ModuleNotFoundError as _missing:
 
 from . import analysis, houston, o1, programs
 from ._core import ConfigError, Error, InvariantError, PolicyError, StateError
-from ._records import EVENT_DTYPE, EVENT_KINDS, LATENCY_DTYPE
+from ._records import EVENT_DTYPE, LATENCY_DTYPE
+from .codes import EVENT_FIELDS, EVENT_KINDS, SCHED_POLICIES, TASK_STATES
 from .dist import const, exponential, normal, uniform
 from .policy import Param, Policy, register_policy
 from .program import Program
@@ -59,5 +60,5 @@ __all__ = [
     "register_policy", "examples", "testing",
     "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "policy_info", "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
-    "LATENCY_DTYPE",
+    "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",
 ]

@@ -21,9 +21,3 @@ _layouts = _core.record_layouts()
 EVENT_DTYPE = _dtype(_layouts["event"])
 LATENCY_DTYPE = _dtype(_layouts["latency"])
 SAMPLE_DTYPE = _dtype(_layouts["series"])
-
-# event kinds (csrc/trace.h)
-EVENT_KINDS = (
-    "switch", "wakeup", "fork", "exit", "prio", "expire", "backboost", "migrate",
-    "array_switch", "starving",
-)

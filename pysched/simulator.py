@@ -10,13 +10,12 @@ from . import _core
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
+from .codes import SCHED_POLICIES, TASK_STATES
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_channel, _check_rt_priority
 from .policy import definition
 from .registry import check_params, policy_info, resolve
 
 RECORD_LEVELS = ("counters", "events", "series")
-STATES = {0: "running", 1: "interruptible", 2: "uninterruptible", 4: "zombie", 8: "dead"}
-POLICY_NAMES = {v: k for k, v in POLICIES.items()}
 MAX_SECONDS = 10**6
 MAX_SERIES_FIELDS = 16  # PS_MAX_SERIES_FIELDS of the core
 SOURCE_EVERY, SOURCE_POISSON = 0, 1
@@ -29,8 +28,8 @@ class TaskView:
 
     def __init__(self, fields):
         self.__dict__.update(fields)
-        self.state = "dead" if fields["exit_ns"] >= 0 else STATES[fields["state"]]
-        self.policy = POLICY_NAMES[fields["policy"]]
+        self.state = "dead" if fields["exit_ns"] >= 0 else TASK_STATES[fields["state"]]
+        self.policy = SCHED_POLICIES[fields["policy"]]
         self.nr_switches = fields["nvcsw"] + fields["nivcsw"]
         self.parent = fields["ppid"] or None
 
@@ -387,9 +386,10 @@ class Simulator:
         return rec.copy()
 
     def events(self):
-        """The event log: time_ns, cpu, kind, pid, other, prio, value (see
-        pysched.EVENT_KINDS), a read-only snapshot.  Needs record="events" or
-        "series"."""
+        """The event log: time_ns, cpu, kind, pid, other, prio, value, a
+        read-only snapshot.  `kind` is an index into pysched.EVENT_KINDS;
+        what pid, other, value, prio and cpu mean for each kind is in
+        pysched.EVENT_FIELDS.  Needs record="events" or "series"."""
         if self.record == "counters":
             raise _core.StateError("the event log is off: create the Simulator with record='events'")
         return np.frombuffer(self._core.events(), dtype=EVENT_DTYPE)

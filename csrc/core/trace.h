@@ -7,18 +7,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Event kinds of the log. */
+/* Event kinds of the log.  A column a kind does not use holds -1 (pid,
+ * other) or 0 (prio, value).  pysched.EVENT_FIELDS says the same in Python;
+ * tests/test_codes.py checks it against this enum and against the logs. */
 enum {
   PS_EVT_SWITCH = 0,    /* pid = next, other = prev, value = prev's state */
   PS_EVT_WAKEUP = 1,    /* pid = wakee, other = waker (-1: interrupt context), value = sync */
   PS_EVT_FORK = 2,      /* pid = child, other = parent */
-  PS_EVT_EXIT = 3,      /* pid = exiting task, other = parent */
+  PS_EVT_EXIT = 3,      /* pid = exiting task, other = parent (-1: spawned from Python) */
   PS_EVT_PRIO = 4,      /* pid's prio changed to `prio`; value = old prio */
   PS_EVT_EXPIRE = 5,    /* pid's slice expired; value = 1 if it went to the expired array */
   PS_EVT_BACKBOOST = 6, /* pid = waker given `value` sleep_avg by wakee `other` */
-  PS_EVT_MIGRATE = 7,   /* pid moved to `cpu`, other = old cpu */
-  PS_EVT_ARRAY_SWITCH = 8, /* the runqueue of `cpu` swapped active and expired */
-  PS_EVT_STARVING = 9,  /* an interactive task went to expired because EXPIRED_STARVING */
+  PS_EVT_MIGRATE = 7,   /* pid moved to `cpu`, other = old cpu; value = 1 if moved to its
+                           waker's CPU at a sync wakeup, 0 if by the balancer or affinity */
+  PS_EVT_ARRAY_SWITCH = 8, /* the runqueue of `cpu` swapped active and expired; value = how
+                              many times it has, this one included */
+  PS_EVT_STARVING = 9,  /* an interactive task went to expired because EXPIRED_STARVING;
+                           value = nr_running */
   PS_NEVT_KINDS
 };
 
