@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from . import _core
+from . import _core, frames
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
@@ -490,6 +490,33 @@ class Simulator:
             state["_core"] = _core.Sim.restore(state["_core"], state["_preset_key"], policy)
         state["_programs"] = {id(p): (p, n, pid) for p, n, pid in programs}
         self.__dict__.update(state)
+
+    # ---- results as pandas DataFrames: X_frame() is X() decoded (pysched/frames.py) ----
+
+    def stats_frame(self):
+        """stats() as a DataFrame indexed by pid: state and policy names,
+        times in seconds (*_s), exit_s and ppid NA for live and spawned
+        tasks (see pysched.frames)."""
+        return frames.stats(self)
+
+    def events_frame(self):
+        """events() as a DataFrame indexed by time_s: kind names, task
+        names, NA where a kind leaves a column unused (pysched.EVENT_FIELDS)."""
+        return frames.events(self)
+
+    def latencies_frame(self, pid=None):
+        """latencies(pid) as a DataFrame indexed by time_s (when the task
+        started to run): pid, name, cpu, latency_s."""
+        return frames.latencies(self, pid)
+
+    def series_frame(self, field):
+        """series(field) as a DataFrame indexed by time_s (series_times()
+        in seconds), one column per task labelled (pid, name)."""
+        return frames.series(self, field)
+
+    def cpu_stats_frame(self):
+        """cpu_stats() as a DataFrame indexed by cpu, times in seconds."""
+        return frames.cpu_stats(self)
 
     def copy(self):
         """An independent copy: branch the run here."""

@@ -183,6 +183,13 @@ def with_policy(I, param=None):
     return sim.stats().tobytes(), sim.cpu_stats().tobytes(), sim.params
 
 
+def framed(call):
+    """What a machine does with call(sim), a DataFrame, compared as plain
+    lists (skipped without pandas, which frames need)."""
+    pytest.importorskip("pandas")
+    return after(lambda s: call(s).reset_index().to_dict("split"))
+
+
 def listed(d):
     """A dict of arrays as a dict of lists, to compare with ==."""
     return {k: np.asarray(v).tolist() for k, v in d.items()}
@@ -219,6 +226,7 @@ ENTRY_POINTS = [
     ("Simulator.setscheduler", "int", lambda I: after(lambda s: s.setscheduler(I(2), "fifo", I(9)))),
     ("Simulator.task", "int", lambda I: after(lambda s: vars(s.task(I(2))))),
     ("Simulator.latencies", "int", lambda I: after(lambda s: s.latencies(I(2)).tolist())),
+    ("Simulator.latencies_frame", "int", lambda I: framed(lambda s: s.latencies_frame(I(2)))),
     ("Simulator.runqueue", "int", lambda I: after(lambda s: s.runqueue(I(1)))),
     ("Simulator.queue", "int", lambda I: after(lambda s: s.queue(I(1)))),
     ("Program.run", "number", lambda I: spawned(Program().run(ms=I(3)).sleep(ms=1))),
@@ -282,6 +290,8 @@ NO_INT_ARGUMENT = {
     "presets", "policies", "TaskView", "ParamInfo", "Program",
     "Simulator.stats", "Simulator.events", "Simulator.series_times", "Simulator.series",
     "Simulator.clear_records", "Simulator.cpu_stats", "Simulator.counters", "Simulator.check",
+    "Simulator.stats_frame", "Simulator.events_frame", "Simulator.series_frame",
+    "Simulator.cpu_stats_frame",
     "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
     "Program.yield_", "Program.check_closed", "programs.cpu_hog",
     "sweep",  # its grids and max_workers: test_sweep.py
