@@ -5,6 +5,7 @@ from collections import namedtuple
 from . import _core
 from . import policy as _policy
 from ._checks import BOOLS, check_int, check_name
+from ._suggest import did_you_mean
 
 ParamInfo = namedtuple("ParamInfo", "name default min max unit doc")
 
@@ -67,7 +68,7 @@ def check_params(preset, params, hz=None):
         name = check_name("parameter name", name)
         if name not in table:
             raise KeyError(f"unknown parameter '{name}' for policy {policy}; "
-                           f"its parameters: {', '.join(table)}")
+                           f"its parameters: {', '.join(table)}{did_you_mean(name, table)}")
         lo, hi, unit = table[name]
         if unit == "bool" and isinstance(v, BOOLS):
             v = int(v)
@@ -101,7 +102,7 @@ def resolve(preset):
         return preset, _policy.definition(cls), cls
     names = presets()
     if preset not in names:
-        raise KeyError(f"unknown preset {preset!r}; known presets: {names}")
+        raise KeyError(f"unknown preset {preset!r}; known presets: {names}{did_you_mean(preset, names)}")
     return preset, preset, None
 
 

@@ -6,10 +6,12 @@ import threading
 
 import numpy as np
 
-from . import _core, frames
+from . import _core, _display, frames
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
+from ._lookup import pid_named
+from ._suggest import did_you_mean
 from .codes import SCHED_POLICIES, TASK_STATES
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_channel, _check_rt_priority
 from .policy import definition
@@ -35,6 +37,16 @@ class TaskView:
 
     def __repr__(self):
         return f"TaskView(pid={self.pid}, name={self.name!r}, state={self.state}, prio={self.prio})"
+
+    def _repr_html_(self):
+        return _display.task_html(self)
+
+    def __getattr__(self, name):
+        # reached only for a name that is not a field: say which was meant
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"'TaskView' object has no attribute {name!r}"
+                             f"{did_you_mean(name, vars(self))}")
 
 
 class Simulator:
@@ -137,7 +149,8 @@ class Simulator:
             raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
         for f in series_fields:
             if check_name("series field", f) not in self._task_fields:
-                raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}")
+                raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}"
+                               f"{did_you_mean(f, self._task_fields)}")
         if len(series_fields) > MAX_SERIES_FIELDS:
             raise ValueError(f"series_fields has {len(series_fields)} fields: at most "
                              f"{MAX_SERIES_FIELDS} can be sampled")
@@ -234,8 +247,16 @@ class Simulator:
         if time_slice is not None:
             time_slice = _check_int("time_slice", time_slice, 1, 1_000_000)
         prog = self._program_id(program)
-        return self._core.spawn(prog, name, nice, POLICIES[policy], rt_priority, mask,
-                                -1 if cpu is None else cpu, init, time_slice or 0)
+        try:
+            return self._core.spawn(prog, name, nice, POLICIES[policy], rt_priority, mask,
+                                    -1 if cpu is None else cpu, init, time_slice or 0)
+        except KeyError as refused:
+            # the core names the init field it does not know: add the
+            # policy's field that was probably meant
+            declared = self.preset if self._policy is None else type(self._policy)
+            own = [f[0] for f in policy_info(declared, self.hz)["task_fields"]]
+            hint = "".join(did_you_mean(k, own) for k in init if k not in own)
+            raise KeyError(f"{refused.args[0]}{hint}") from None
 
     def source(self, channel, *, every_ms=None, every_us=None, poisson_ms=None, start_ms=None,
                count=None):
@@ -353,7 +374,11 @@ class Simulator:
     # ---- reading results ----
 
     def task(self, pid):
-        """A TaskView of task `pid`."""
+        """A TaskView of task `pid`, or of the task named `pid` if it is a
+        str (KeyError if no task has that name, ValueError listing the
+        pids if several have it)."""
+        if isinstance(pid, str):
+            pid = pid_named(self, pid)
         fields = self._core.task(self._pid(pid))
         return TaskView(fields)
 
@@ -406,7 +431,8 @@ class Simulator:
         if self.record != "series":
             raise _core.StateError("series are off: create the Simulator with record='series'")
         if field not in self._series_fields:
-            raise KeyError(f"field {field!r} is not sampled; sampled: {self._series_fields}")
+            raise KeyError(f"field {field!r} is not sampled; sampled: {self._series_fields}"
+                           f"{did_you_mean(field, self._series_fields)}")
         rec = self._samples()
         rec = rec[rec["field"] == self._series_fields.index(field)]
         times, row = np.unique(rec["time_ns"], return_inverse=True)
@@ -517,6 +543,12 @@ class Simulator:
     def cpu_stats_frame(self):
         """cpu_stats() as a DataFrame indexed by cpu, times in seconds."""
         return frames.cpu_stats(self)
+
+    def __repr__(self):
+        return _display.simulator_repr(self)
+
+    def _repr_html_(self):
+        return _display.simulator_html(self)
 
     def copy(self):
         """An independent copy: branch the run here."""

@@ -206,7 +206,9 @@ CALLS = [
     ("set_affinity no cpu", lambda s: s.set_affinity(1, []), ValueError, "cpus_allowed is empty"),
     ("set_affinity cpu 1 of 1", lambda s: s.set_affinity(1, [1]), ValueError,
      R("cpu in cpus_allowed=1 is outside the allowed range 0..0")),
-    ("task pid str", lambda s: s.task("1"), TypeError, "pid must be an int, not str"),
+    ("task pid bytes", lambda s: s.task(b"1"), TypeError, "pid must be an int, not bytes"),
+    # a str is a task's name
+    ("task unknown name", lambda s: s.task("1"), KeyError, R("no task named '1'; names: hog, sleeper")),
     ("task pid 0", lambda s: s.task(0), ValueError, R("pid=0 is outside the allowed range 1..")),
     ("task pid huge", lambda s: s.task(2**40), ValueError, R(f"pid={2**40} is outside the allowed range")),
     # run
