@@ -60,6 +60,13 @@ def test_the_stats_frame_has_na_for_alive_and_for_spawned_from_python(pd):
     assert frame["on_rq"].dtype == bool
 
 
+def test_the_affinity_mask_of_64_cpus_is_unsigned(pd):
+    sim = ps.Simulator(PRESET, cpus=64)
+    sim.spawn(ps.programs.cpu_hog())
+    sim.spawn(ps.programs.cpu_hog(), cpus_allowed=[0, 63])
+    assert list(sim.stats_frame()["cpus_allowed"]) == [2**64 - 1, 1 + 2**63]
+
+
 def test_every_ns_column_is_in_seconds_under_an_s_name(pd):
     sim = machine()
     frame, st = sim.stats_frame(), sim.stats()
