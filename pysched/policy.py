@@ -67,7 +67,7 @@ from collections import namedtuple
 
 from . import _core
 from ._checks import check_bool, check_int, check_name
-from ._records import EVENT_KINDS
+from .codes import EVENT_KINDS
 
 Param = namedtuple("Param", "default min max unit doc hz_scaled", defaults=("", "", False))
 Param.__doc__ = """A parameter of a Python policy: default, allowed range
