@@ -87,7 +87,7 @@ def main(argv=None):
             "nice_const": [3200, 6409, 9600, 12800]}
     if args.quick:
         grid = {"run_avg_halflife": [1000, 5000], "nice_const": [6409, 12800]}
-    rows = ps.sweep(settle, grid)
+    rows = ps.sweep(settle, grid, output="dicts")
     print("\n2. nice 0 vs nice +10 under houston-2003: the +10 task's share where it settles "
           "(predicted) and seconds to settle within 10 %\n")
     consts = grid["nice_const"]

@@ -173,7 +173,7 @@ def rr_share(timeslice):
 def test_a_sweep_over_a_python_policys_parameter_runs_in_a_process_pool():
     with ProcessPoolExecutor(max_workers=2) as pool:
         rows = ps.sweep(rr_share, {"timeslice": [5, 50]}, executor=pool)
-    by_slice = {r["timeslice"]: r["latency"] for r in rows}
+    by_slice = dict(zip(rows["timeslice"], rows["latency"]))
     assert by_slice[5] < by_slice[50]
     assert by_slice[5] == rr_share(5)["latency"]
 

@@ -1,0 +1,67 @@
+"""A sweep's default executor: this process, or a local process pool when
+that pays.
+
+A pool costs time to start -- about 10-30 ms for two workers forked on
+Linux, 0.3-0.5 s spawned (macOS, Windows) or from a fork server (Python
+3.14 on Linux), which import numpy and pysched anew -- so the first calls
+run here, for PROBE_S, and time a call: if the calls left would take less
+here than a pool's start-up saves, they run here too, and a short sweep is
+never slower than a loop.  Otherwise the pool starts, with batches already
+sized by that measurement.
+"""
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from ._by_value import ByValue
+from ._sweep_run import Batches, call_all, run
+
+PROBE_S = 0.02  # how long the first calls run here to time a call
+STARTUP_S = {"fork": 0.05}  # a pool's start-up, by start method, measured with margin
+STARTUP_OTHER_S = 0.5  # spawn, forkserver
+
+
+def cpus():
+    """The CPUs this process may use (not the machine's, under a limit)."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def _pays(seconds_per_call, left, workers):
+    """Whether a pool of workers finishes `left` calls sooner than this
+    process: start-up + t / workers < t, t the time here."""
+    if workers == 1:
+        return False
+    startup = STARTUP_S.get(multiprocessing.get_start_method(), STARTUP_OTHER_S)
+    return seconds_per_call * left * (workers - 1) / workers > startup
+
+
+def _here(fn, calls, rows, first, end, bar):
+    for i in range(first, end):
+        rows[i:i + 1], _ = call_all(fn, calls[i:i + 1])
+        bar.update(1)
+
+
+def run_local(fn, calls, rows, max_workers, chunksize, bar):
+    """Fill rows with the rows of calls, here or on a process pool of
+    max_workers (default: the usable CPUs)."""
+    workers = max_workers or cpus()
+    start = time.perf_counter()
+    done = 0
+    while done < len(calls) and (done == 0 or time.perf_counter() - start < PROBE_S):
+        _here(fn, calls, rows, done, done + 1, bar)
+        done += 1
+    seconds = time.perf_counter() - start
+    if not _pays(seconds / max(done, 1), len(calls) - done, workers):
+        _here(fn, calls, rows, done, len(calls), bar)
+        return
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        run(pool, ByValue(fn), calls, rows, done, Batches(workers, chunksize, seconds, done), bar)
+    finally:
+        # after a failure or Ctrl-C: what is queued is dropped, what runs ends
+        pool.shutdown(wait=True, cancel_futures=True)
