@@ -54,7 +54,8 @@ def sweep(fn, grid, *, seeds=None, executor=None, max_workers=None, chunksize=No
         watches (a notebook, or stderr a terminal), True always, False never.
     output : None (a pandas DataFrame when pandas is installed, else a NumPy
         record array), "pandas", "numpy" or "dicts" (a list of dicts); a
-        table's ``attrs`` hold pysched's version, the function, the grid and
+        table's ``attrs`` hold pysched's version, the function, the grid (a
+        dict grid with plain values; of a list of points, their names) and
         the seeds.
     """
     from . import __version__
@@ -87,6 +88,8 @@ def sweep(fn, grid, *, seeds=None, executor=None, max_workers=None, chunksize=No
     finally:
         bar.close()
     names = grid_.names(grid) + (["seed"] if seeds is not None else [])
-    attrs = {"pysched_version": __version__, "function": _described(fn), "grid": grid,
-             "seeds": seeds}
+    # a grid given as points is the rows' own columns: its names suffice (pandas
+    # deep-copies attrs at every operation on a DataFrame)
+    attrs = {"pysched_version": __version__, "function": _described(fn),
+             "grid": grid if isinstance(grid, dict) else grid_.names(grid), "seeds": seeds}
     return table(rows, names, attrs, output)

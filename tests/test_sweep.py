@@ -245,8 +245,7 @@ def test_the_table_is_a_dataframe_of_grid_seed_and_returned_columns_with_its_pro
     assert list(df.columns) == ["nice", "max_sleep_avg", "ms", "seed", "share", "wakeups"]
     assert df.attrs == {"pysched_version": ps.__version__,
                         "function": f"{__name__}.share_beside_a_sleeper",
-                        "grid": [{"nice": 0, "max_sleep_avg": 2000, "ms": 50},
-                                 {"nice": 10, "max_sleep_avg": 2000, "ms": 50}],
+                        "grid": ["nice", "max_sleep_avg", "ms"],  # the points are the rows
                         "seeds": [3, 4]}
     assert df.dtypes["share"] == np.float64 and df.dtypes["wakeups"] == np.int64
     assert ps.sweep(share_of_reniced, grid).attrs["grid"] == grid
