@@ -36,7 +36,11 @@ def _pays(seconds_per_call, left, workers):
     process: start-up + t / workers < t, t the time here."""
     if workers == 1:
         return False
-    startup = STARTUP_S.get(multiprocessing.get_start_method(), STARTUP_OTHER_S)
+    # not get_start_method(): without allow_none it fixes the method for good,
+    # and a later set_start_method() of the caller's would fail
+    method = (multiprocessing.get_start_method(allow_none=True)
+              or multiprocessing.get_all_start_methods()[0])  # the first is the default
+    startup = STARTUP_S.get(method, STARTUP_OTHER_S)
     return seconds_per_call * left * (workers - 1) / workers > startup
 
 

@@ -3,6 +3,7 @@ a spawned process pool, a Dask cluster), with identical rows."""
 import multiprocessing
 import os
 import pickle
+import subprocess
 import sys
 import textwrap
 import time
@@ -115,6 +116,16 @@ def test_batches_keep_grid_order_whatever_finishes_first(pool_always_pays):
     assert rows == [{"i": i, "i2": i * i} for i in range(200)]
     rows = ps.sweep(slow_first, {"i": range(200)}, max_workers=2, chunksize=7, output="dicts")
     assert rows == [{"i": i, "i2": i * i} for i in range(200)]
+
+
+def test_a_sweep_leaves_the_callers_start_method_unset():
+    # multiprocessing.get_start_method() would fix it, and a later
+    # set_start_method() of the caller's would fail
+    code = ("import multiprocessing as mp, pysched as ps\n"
+            "ps.sweep(lambda x: {}, {'x': [1, 2]})\n"
+            "assert mp.get_start_method(allow_none=True) is None\n"
+            "mp.set_start_method('spawn')\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(__file__))
 
 
 # ---- a function from __main__, a lambda, a closure: by value ----
