@@ -3,9 +3,11 @@ a spawned process pool, a Dask cluster), with identical rows."""
 import multiprocessing
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
@@ -385,6 +387,25 @@ def test_an_interrupted_sweep_cancels_the_points_still_queued():
     # two batches per worker are queued at a time, sized by the 20 ms measured:
     # the 46 or more points never submitted or cancelled never ran
     assert len(ran) <= 4
+
+
+def naps(x):
+    time.sleep(0.02)
+    return {}
+
+
+def test_ctrl_c_stops_a_sweep_on_the_default_pool_within_a_batch():
+    # 200 naps of 20 ms: 2 s on two workers; Ctrl-C after 0.3 s
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ps.sweep(naps, {"x": range(200)}, max_workers=2)
+    finally:
+        timer.cancel()
+    # the queued batches were dropped; the running ones (about 50 ms) ended
+    assert time.perf_counter() - start < 1.2
 
 
 def test_an_executor_needs_only_submit():
