@@ -6,6 +6,29 @@ import glob
 import os
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+# The headers a policy built outside the package compiles against
+# (pysched.build_policy): the core's own, copied into the package at build
+# time so that csrc/core stays their one source.
+HEADERS = sorted(glob.glob("csrc/core/*.h"))
+HEADER_DIR = os.path.join("pysched", "include", "pysched")
+
+
+class build_py_with_headers(build_py):
+    """build_py, plus the core's headers into pysched/include/pysched."""
+
+    def run(self):
+        super().run()
+        dest = os.path.join(self.build_lib, HEADER_DIR)
+        self.mkpath(dest)
+        for h in HEADERS:
+            self.copy_file(h, dest)
+
+    def get_outputs(self, include_bytecode=True):
+        return super().get_outputs(include_bytecode) + [
+            os.path.join(self.build_lib, HEADER_DIR, os.path.basename(h)) for h in HEADERS]
+
 
 cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "-Wno-unused-parameter"]
 ldflags = []
@@ -22,6 +45,7 @@ else:
 
 setup(
     options={"build": {"build_base": build_base}},
+    cmdclass={"build_py": build_py_with_headers},
     ext_modules=[
         Extension(
             "pysched._core",
@@ -31,7 +55,8 @@ setup(
             include_dirs=["csrc", "csrc/core", "csrc/policies"],
             extra_compile_args=cflags,
             extra_link_args=ldflags,
-            libraries=["m"],
+            # dl: dlopen of the policy libraries built outside the package
+            libraries=["m", "dl"],
         )
     ]
 )

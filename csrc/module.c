@@ -6,15 +6,31 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <dlfcn.h>
 
+#include "policy_lib.h"
 #include "py_policy.h"
 #include "pysched.h"
 
-/* The type and the exceptions (pysched.Error and its kinds: a bad
- * configuration, a simulator in the wrong state, a broken invariant). */
+/* A policy library loaded at run time (pysched.build_policy).  It is never
+ * unloaded: every simulator made from it, and every copy of one, points
+ * into it. */
+typedef struct {
+  void *handle;
+  const psPolicyLibrary *lib;
+  char *origin;   /* its source file, for messages */
+  int active;     /* its presets answer to their names */
+} loaded_library;
+
+/* The type, the exceptions (pysched.Error and its kinds: a bad
+ * configuration, a simulator in the wrong state, a broken invariant) and
+ * the policy libraries loaded so far (the core keeps no registry of its
+ * own: it has no globals). */
 typedef struct {
   PyObject *sim_type;
   PyObject *error, *config_error, *state_error, *invariant_error, *policy_error;
+  loaded_library *libs;
+  int nlibs, cap_libs;
 } module_state;
 
 typedef struct {
@@ -77,10 +93,51 @@ static int u64_arg(PyObject *o, const char *what, uint64_t *out) {
   return 0;
 }
 
-static const psPreset *find_preset(const char *name);
+/* ---- presets: the built-in ones, then those of the active libraries ---- */
+
+/* Preset `name` of library lib, or NULL. */
+static const psPreset *library_preset(const psPolicyLibrary *lib, const char *name) {
+  for (int k = 0; k < lib->npolicies; k++)
+    for (int i = 0; i < lib->policies[k]->npresets; i++)
+      if (!strcmp(lib->policies[k]->presets[i].name, name)) return &lib->policies[k]->presets[i];
+  return NULL;
+}
+
+/* Preset i of all those known now, in the order presets() lists them:
+ * built-in, then the active libraries' in load order; NULL past the end. */
+static const psPreset *known_preset(const module_state *st, int i) {
+  if (i < ps_npresets()) return ps_preset(i);
+  i -= ps_npresets();
+  for (int l = 0; l < st->nlibs; l++) {
+    const psPolicyLibrary *lib = st->libs[l].lib;
+    for (int k = 0; st->libs[l].active && k < lib->npolicies; k++) {
+      if (i < lib->policies[k]->npresets) return &lib->policies[k]->presets[i];
+      i -= lib->policies[k]->npresets;
+    }
+  }
+  return NULL;
+}
+
+/* The preset `name`, or NULL with KeyError listing the known ones. */
+static const psPreset *find_preset(const module_state *st, const char *name) {
+  const psPreset *p;
+  for (int i = 0; (p = known_preset(st, i)); i++)
+    if (!strcmp(p->name, name)) return p;
+  PyObject *names = PyList_New(0);
+  for (int i = 0; names && (p = known_preset(st, i)); i++) {
+    PyObject *s = PyUnicode_FromString(p->name);
+    if (!s || PyList_Append(names, s)) Py_CLEAR(names);
+    Py_XDECREF(s);
+  }
+  if (names) {
+    PyErr_Format(PyExc_KeyError, "unknown preset '%s'; known presets: %R", name, names);
+    Py_DECREF(names);
+  }
+  return NULL;
+}
 
 /* The preset a Python argument names: a preset name or a PolicyDef. */
-static const psPreset *preset_arg(PyObject *o) {
+static const psPreset *preset_arg(const module_state *st, PyObject *o) {
   const psPreset *p = pyp_preset(o);
   if (p) return p;
   if (!PyUnicode_Check(o)) {
@@ -89,24 +146,7 @@ static const psPreset *preset_arg(PyObject *o) {
     return NULL;
   }
   const char *name = PyUnicode_AsUTF8(o);
-  return name ? find_preset(name) : NULL;
-}
-
-static const psPreset *find_preset(const char *name) {
-  const psPreset *p = ps_preset_find(name);
-  if (!p) {
-    PyObject *names = PyList_New(0);
-    for (int i = 0; names && i < ps_npresets(); i++) {
-      PyObject *s = PyUnicode_FromString(ps_preset(i)->name);
-      if (!s || PyList_Append(names, s)) { Py_XDECREF(s); Py_CLEAR(names); break; }
-      Py_DECREF(s);
-    }
-    if (names) {
-      PyErr_Format(PyExc_KeyError, "unknown preset '%s'; known presets: %R", name, names);
-      Py_DECREF(names);
-    }
-  }
-  return p;
+  return name ? find_preset(st, name) : NULL;
 }
 
 /* Apply a dict of parameter overrides to m, as one set (all or nothing);
@@ -173,14 +213,18 @@ static PyObject *field_list(const psFieldInfo *f, int n) {
 
 /* ---- module functions ---- */
 
+static PyObject *preset_tuple(const psPreset *p) {
+  return Py_BuildValue("(sszi)", p->name, p->policy->name, p->doc, ps_preset_hz(p));
+}
+
 static PyObject *mod_presets(PyObject *self, PyObject *noargs) {
-  PyObject *l = PyList_New(ps_npresets());
-  if (!l) return NULL;
-  for (int i = 0; i < ps_npresets(); i++) {
-    const psPreset *p = ps_preset(i);
-    PyObject *t = Py_BuildValue("(sssi)", p->name, p->policy->name, p->doc, ps_preset_hz(p));
-    if (!t) { Py_DECREF(l); return NULL; }
-    PyList_SET_ITEM(l, i, t);
+  const module_state *st = PyModule_GetState(self);
+  PyObject *l = PyList_New(0);
+  const psPreset *p;
+  for (int i = 0; l && (p = known_preset(st, i)); i++) {
+    PyObject *t = preset_tuple(p);
+    if (!t || PyList_Append(l, t)) Py_CLEAR(l);
+    Py_XDECREF(t);
   }
   return l;
 }
@@ -203,7 +247,7 @@ static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
   PyObject *name;
   int hz = 0;
   if (!PyArg_ParseTuple(args, "O|i", &name, &hz)) return NULL;
-  const psPreset *pre = preset_arg(name);
+  const psPreset *pre = preset_arg(PyModule_GetState(self), name);
   if (!pre) return NULL;
   psModel m;
   char err[PS_ERRLEN];
@@ -288,7 +332,7 @@ static int build_model(psModel *m, const psPreset *pre, int cpus, int hz, uint64
 /* A model of `preset` at `hz` (0: its default) with `params` applied, for
  * the formula calls. */
 static int formula_model(PyObject *mod, psModel *m, const char *preset, int hz, PyObject *params) {
-  const psPreset *pre = find_preset(preset);
+  const psPreset *pre = find_preset(PyModule_GetState(mod), preset);
   if (!pre) return -1;
   return build_model(m, pre, 1, hz, 0, params,
                      ((module_state *)PyModule_GetState(mod))->config_error);
@@ -345,6 +389,114 @@ static PyObject *mod_derived(PyObject *self, PyObject *args) {
   return d;
 }
 
+/* ---- policy libraries (pysched/build.py builds them) ---- */
+
+/* load_policy_library(path, origin) -> (index, [preset tuples]): open the
+ * shared library at path, built from the source `origin`, and check it
+ * (ABI, sizes, tables) before anything of it is used.  It is loaded
+ * inactive: activate_policy_library makes its presets known by name.
+ * Loading a library already loaded returns its index again.
+ *
+ * RTLD_LOCAL keeps its symbols out of the process's namespace; the engine
+ * functions it calls resolve because it is linked against this very file
+ * (build.py says why).  RTLD_NOW reports a missing symbol here, not in the
+ * middle of a run. */
+static PyObject *mod_load_policy_library(PyObject *self, PyObject *args) {
+  module_state *st = PyModule_GetState(self);
+  PyObject *path_obj;
+  const char *origin;
+  if (!PyArg_ParseTuple(args, "O&s", PyUnicode_FSConverter, &path_obj, &origin)) return NULL;
+  const char *path = PyBytes_AS_STRING(path_obj);
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    PyErr_Format(st->config_error, "cannot load the policy library of %s: %s", origin, dlerror());
+    Py_DECREF(path_obj);
+    return NULL;
+  }
+  Py_DECREF(path_obj);
+  int index = -1;
+  for (int l = 0; l < st->nlibs; l++)
+    if (st->libs[l].handle == handle) index = l;
+  if (index >= 0) {
+    dlclose(handle);  /* the loader counts opens: keep one */
+  } else {
+    const psPolicyLibrary *lib = dlsym(handle, PS_POLICY_LIBRARY_SYMBOL);
+    char err[PS_ERRLEN];
+    if (!lib) {
+      PyErr_Format(st->config_error, "%s is not a pysched policy library: it does not define "
+                   "%s (end it with PS_POLICY_LIBRARY(&your_policy))", origin,
+                   PS_POLICY_LIBRARY_SYMBOL);
+      dlclose(handle);
+      return NULL;
+    }
+    if (ps_policy_library_check(lib, origin, err, sizeof err)) {
+      PyErr_SetString(st->config_error, err);
+      dlclose(handle);
+      return NULL;
+    }
+    if (st->nlibs == st->cap_libs) {
+      int cap = st->cap_libs ? 2 * st->cap_libs : 8;
+      loaded_library *l = PyMem_Realloc(st->libs, (size_t)cap * sizeof *l);
+      if (!l) {
+        dlclose(handle);
+        return PyErr_NoMemory();
+      }
+      st->libs = l;
+      st->cap_libs = cap;
+    }
+    char *copy = PyMem_Malloc(strlen(origin) + 1);
+    if (!copy) {
+      dlclose(handle);
+      return PyErr_NoMemory();
+    }
+    strcpy(copy, origin);
+    st->libs[st->nlibs] = (loaded_library){handle, lib, copy, 0};
+    index = st->nlibs++;
+  }
+  const psPolicyLibrary *lib = st->libs[index].lib;
+  PyObject *presets = PyList_New(0);
+  for (int k = 0; presets && k < lib->npolicies; k++)
+    for (int i = 0; presets && i < lib->policies[k]->npresets; i++) {
+      PyObject *t = preset_tuple(&lib->policies[k]->presets[i]);
+      if (!t || PyList_Append(presets, t)) Py_CLEAR(presets);
+      Py_XDECREF(t);
+    }
+  return presets ? Py_BuildValue("(iN)", index, presets) : NULL;
+}
+
+/* activate_policy_library(index, replaces=-1): the library's presets become
+ * known by name, in place of those of library `replaces` (an earlier
+ * version of it), which stays loaded for the simulators made from it.  A
+ * preset name that is built in or that another active library declares is
+ * refused (ConfigError), and nothing changes. */
+static PyObject *mod_activate_policy_library(PyObject *self, PyObject *args) {
+  module_state *st = PyModule_GetState(self);
+  int index, replaces = -1;
+  if (!PyArg_ParseTuple(args, "i|i", &index, &replaces)) return NULL;
+  if (index < 0 || index >= st->nlibs || replaces < -1 || replaces >= st->nlibs)
+    return raise_value("no such policy library");
+  const loaded_library *new = &st->libs[index];
+  for (int k = 0; k < new->lib->npolicies; k++)
+    for (int i = 0; i < new->lib->policies[k]->npresets; i++) {
+      const char *name = new->lib->policies[k]->presets[i].name;
+      if (ps_preset_find(name)) {
+        PyErr_Format(st->config_error, "%s declares preset '%s', which is a built-in preset: "
+                     "choose another name", new->origin, name);
+        return NULL;
+      }
+      for (int l = 0; l < st->nlibs; l++)
+        if (l != index && l != replaces && st->libs[l].active &&
+            library_preset(st->libs[l].lib, name)) {
+          PyErr_Format(st->config_error, "%s declares preset '%s', which %s already declares: "
+                       "choose another name", new->origin, name, st->libs[l].origin);
+          return NULL;
+        }
+    }
+  if (replaces >= 0) st->libs[replaces].active = 0;
+  st->libs[index].active = 1;
+  Py_RETURN_NONE;
+}
+
 /* ---- the Sim type ---- */
 
 static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
@@ -361,7 +513,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(sim_state(self)->state_error, "Sim is already initialised");
     return -1;
   }
-  const psPreset *pre = preset_arg(preset);
+  const psPreset *pre = preset_arg(sim_state(self), preset);
   if (!pre) return -1;
   char err[PS_ERRLEN];
   if (build_model(&self->m, pre, cpus, hz, seed, params, sim_state(self)->config_error)) return -1;
@@ -943,13 +1095,38 @@ static PyObject *Sim_snapshot(SimObject *self, PyObject *noargs) {
   return b;
 }
 
-/* Sim.restore(bytes) -> a new Sim from a snapshot */
-/* Sim.restore(bytes, policy_def=None, instance=None): a Python policy's
- * snapshot needs its PolicyDef and the policy instance restored beside. */
+/* The preset a snapshot names: library `lib`'s (an index into the loaded
+ * libraries, active or not) or, when lib is -1, the one known by that name
+ * now; NULL with ValueError. */
+static const psPreset *snapshot_preset(const module_state *st, const Py_buffer *view, int lib) {
+  char name[PS_SNAPSHOT_NAME], err[PS_ERRLEN];
+  if (ps_snapshot_preset_name(view->buf, (size_t)view->len, name, err, sizeof err)) {
+    PyErr_SetString(PyExc_ValueError, err);
+    return NULL;
+  }
+  if (lib < -1 || lib >= st->nlibs) {
+    PyErr_Format(PyExc_ValueError, "library=%d: no such policy library (%d loaded)", lib, st->nlibs);
+    return NULL;
+  }
+  const psPreset *pre = lib >= 0 ? library_preset(st->libs[lib].lib, name) : NULL;
+  for (int i = 0; lib < 0 && !pre && known_preset(st, i); i++)
+    if (!strcmp(known_preset(st, i)->name, name)) pre = known_preset(st, i);
+  if (!pre)
+    PyErr_Format(PyExc_ValueError, "the snapshot is of preset '%s', which %s", name,
+                 lib >= 0 ? "its policy library does not declare"
+                          : "is not known here (a C policy: pysched.build_policy loads it)");
+  return pre;
+}
+
+/* Sim.restore(bytes, policy_def=None, instance=None, library=-1) -> a new
+ * Sim from a snapshot.  A Python policy's snapshot needs its PolicyDef and
+ * the policy instance restored beside; a C policy library's, the index of
+ * the library it was made with (-1: the preset its name finds now). */
 static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
   Py_buffer view;
   PyObject *pdef = Py_None, *inst = Py_None;
-  if (!PyArg_ParseTuple(args, "y*|OO", &view, &pdef, &inst)) return NULL;
+  int lib = -1;
+  if (!PyArg_ParseTuple(args, "y*|OOi", &view, &pdef, &inst, &lib)) return NULL;
   const psPreset *pre = pdef == Py_None ? NULL : pyp_preset(pdef);
   if ((pdef != Py_None && !pre) || (pdef == Py_None) != (inst == Py_None)) {
     PyBuffer_Release(&view);
@@ -957,7 +1134,8 @@ static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
     return NULL;
   }
   PyTypeObject *tp = (PyTypeObject *)cls;
-  SimObject *s = (SimObject *)tp->tp_alloc(tp, 0);
+  if (!pre) pre = snapshot_preset(PyType_GetModuleState(tp), &view, lib);
+  SimObject *s = pre ? (SimObject *)tp->tp_alloc(tp, 0) : NULL;
   if (!s) {
     PyBuffer_Release(&view);
     return NULL;
@@ -970,7 +1148,7 @@ static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
     return raise_value(err);
   }
   s->ready = 1;
-  if (pre) {
+  if (pdef != Py_None) {
     s->pdef = Py_NewRef(pdef);
     if (!(s->pctx = pyp_attach(pdef, inst, &s->m, &s->d))) {
       Py_DECREF(s);
@@ -1027,7 +1205,8 @@ static PyMethodDef Sim_methods[] = {
     {"check", (PyCFunction)Sim_check, METH_NOARGS, "check invariants (InvariantError)"},
     {"copy", (PyCFunction)Sim_copy, METH_VARARGS, "deep copy (branch the run)"},
     {"snapshot", (PyCFunction)Sim_snapshot, METH_NOARGS, "model and state as bytes"},
-    {"restore", (PyCFunction)Sim_restore, METH_VARARGS | METH_CLASS, "a new Sim from snapshot bytes"},
+    {"restore", (PyCFunction)Sim_restore, METH_VARARGS | METH_CLASS,
+     "restore(bytes, policy_def=None, instance=None, library=-1): a new Sim from snapshot bytes"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1058,6 +1237,10 @@ static PyMethodDef module_methods[] = {
     {"record_layouts", mod_record_layouts, METH_NOARGS, "layouts of the record types"},
     {"formula", mod_formula, METH_VARARGS, "formula(preset, name, hz, params, args)"},
     {"derived", mod_derived, METH_VARARGS, "derived(preset, hz, params): derived constants"},
+    {"load_policy_library", mod_load_policy_library, METH_VARARGS,
+     "load_policy_library(path, origin) -> (index, presets): load and check, inactive"},
+    {"activate_policy_library", mod_activate_policy_library, METH_VARARGS,
+     "activate_policy_library(index, replaces=-1): its presets become known by name"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1098,6 +1281,7 @@ static int module_exec(PyObject *mod) {
   if (!st->sim_type) return -1;
   if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
   if (PyModule_AddIntConstant(mod, "MAX_CPUS", PS_MAX_CPUS) < 0) return -1;
+  if (PyModule_AddIntConstant(mod, "ABI_VERSION", PS_ABI_VERSION) < 0) return -1;
   return 0;
 }
 
@@ -1123,6 +1307,15 @@ static int module_clear(PyObject *mod) {
   return 0;
 }
 
+/* The libraries stay loaded (see loaded_library); only the list goes. */
+static void module_free(void *mod) {
+  module_state *st = PyModule_GetState(mod);
+  for (int l = 0; l < st->nlibs; l++) PyMem_Free(st->libs[l].origin);
+  PyMem_Free(st->libs);
+  st->libs = NULL;
+  st->nlibs = st->cap_libs = 0;
+}
+
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, module_exec},
     {0, NULL},
@@ -1130,7 +1323,8 @@ static PyModuleDef_Slot module_slots[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_core", "pysched core: the C simulator and its policies.",
-    sizeof(module_state), module_methods, module_slots, module_traverse, module_clear, NULL,
+    sizeof(module_state), module_methods, module_slots, module_traverse, module_clear,
+    module_free,
 };
 
 PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&module_def); }

@@ -21,6 +21,8 @@
 #define PS_DERIVED_BYTES 256
 #define PS_MAX_SERIES_FIELDS 16
 #define PS_ERRLEN 256
+/* Bytes a snapshot stores a preset's or a parameter's name in (NUL included). */
+#define PS_SNAPSHOT_NAME 64
 
 /* External sources: a device posting to a channel from interrupt context. */
 enum { PS_SRC_EVERY = 0, PS_SRC_POISSON = 1 };
@@ -237,11 +239,15 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
 /* ---- snapshots (snapshot.c) ---- */
 /* The model and state as one malloc'd byte string; 0 or -1 (no memory). */
 int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len);
-/* Rebuild a model and state from a snapshot of this build; 0 or -1 with err
- * (lengths, indices and invariants are checked before anything is used).
- * The preset is the registry's of the name the snapshot gives, or
- * `preset` when not NULL (a policy the registry does not hold), which must
- * bear that name. */
+/* The name of the preset a snapshot was made with, into name (of
+ * PS_SNAPSHOT_NAME bytes), for the caller to find that preset (built in,
+ * from a policy library it loaded, or a Python policy); 0, or -1 with err
+ * if buf is not a snapshot. */
+int ps_snapshot_preset_name(const unsigned char *buf, size_t len, char *name, char *err,
+                            int errlen);
+/* Rebuild a model and state of `preset` (the one the snapshot names; the
+ * caller resolves it) from a snapshot of this build; 0 or -1 with err
+ * (lengths, indices and invariants are checked before anything is used). */
 int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *preset, psModel *m,
                      psData *d, char *err, int errlen);
 

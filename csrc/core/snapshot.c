@@ -17,7 +17,7 @@
 
 #define MAGIC "PSCHED02"
 #define FORMAT_VERSION 3
-#define NAME_LEN 64
+#define NAME_LEN PS_SNAPSHOT_NAME
 
 /* ---- FNV-1a 64 ---- */
 
@@ -381,22 +381,38 @@ static int get_params(reader *r, psModel *m, char *err, int errlen) {
   return 1;
 }
 
-int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *preset, psModel *m,
-                     psData *d, char *err, int errlen) {
-  reader r = {buf, len};
-  char magic[8], name[NAME_LEN];
-  int64_t version, hash, sum;
-  char why[PS_ERRLEN] = "truncated";
-  memset(m, 0, sizeof *m);
-  memset(d, 0, sizeof *d);
-  if (get(&r, magic, 8) || memcmp(magic, MAGIC, 8) || get(&r, &version, sizeof version) ||
-      get(&r, &hash, sizeof hash) || get(&r, name, sizeof name)) {
+/* The header: magic, format version, layout hash and preset name; 0, or
+ * -1 with err. */
+static int get_header(reader *r, int64_t *version, int64_t *hash, char *name, char *err,
+                      int errlen) {
+  char magic[8];
+  if (get(r, magic, 8) || memcmp(magic, MAGIC, 8) || get(r, version, sizeof *version) ||
+      get(r, hash, sizeof *hash) || get(r, name, NAME_LEN)) {
     snprintf(err, errlen, "not a pysched snapshot");
     return -1;
   }
   name[NAME_LEN - 1] = 0;
-  const psPreset *pre = preset ? (strcmp(preset->name, name) ? NULL : preset) : ps_preset_find(name);
-  if (version != FORMAT_VERSION || !pre || (uint64_t)hash != layout_hash(pre->policy)) {
+  return 0;
+}
+
+int ps_snapshot_preset_name(const unsigned char *buf, size_t len, char *name, char *err,
+                            int errlen) {
+  reader r = {buf, len};
+  int64_t version, hash;
+  return get_header(&r, &version, &hash, name, err, errlen);
+}
+
+int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, psModel *m,
+                     psData *d, char *err, int errlen) {
+  reader r = {buf, len};
+  char name[NAME_LEN];
+  int64_t version, hash, sum;
+  char why[PS_ERRLEN] = "truncated";
+  memset(m, 0, sizeof *m);
+  memset(d, 0, sizeof *d);
+  if (get_header(&r, &version, &hash, name, err, errlen)) return -1;
+  if (version != FORMAT_VERSION || strcmp(name, pre->name) ||
+      (uint64_t)hash != layout_hash(pre->policy)) {
     snprintf(err, errlen, "the snapshot was made by another build of pysched");
     return -1;
   }
