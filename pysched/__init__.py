@@ -42,6 +42,7 @@ except ModuleNotFoundError as _missing:
 
 from . import analysis, houston, o1, programs
 from ._core import ConfigError, Error, InvariantError, PolicyError, StateError
+from .build import ABI_VERSION, PolicyBuildError, PolicyLibrary, build_policy, include_dir
 from ._records import EVENT_DTYPE, LATENCY_DTYPE
 from .codes import EVENT_FIELDS, EVENT_KINDS, SCHED_POLICIES, TASK_STATES
 from .dist import const, exponential, normal, uniform
@@ -57,7 +58,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Error", "ConfigError", "StateError", "InvariantError", "PolicyError", "Policy", "Param",
-    "register_policy", "examples", "testing",
+    "register_policy", "examples", "testing", "PolicyBuildError", "build_policy", "include_dir",
+    "PolicyLibrary", "ABI_VERSION",
     "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "policy_info", "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",

@@ -14,6 +14,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from . import build
 from ._by_value import ByValue
 from ._sweep_run import Batches, call_all, run
 
@@ -63,7 +64,11 @@ def run_local(fn, calls, rows, max_workers, chunksize, bar):
     if not _pays(seconds / max(done, 1), len(calls) - done, workers):
         _here(fn, calls, rows, done, len(calls), bar)
         return
-    pool = ProcessPoolExecutor(max_workers=workers)
+    # the workers know the C policies loaded here, however they start
+    sources = build._current_sources()
+    pool = ProcessPoolExecutor(max_workers=workers,
+                               initializer=build._preload if sources else None,
+                               initargs=(sources,))
     try:
         run(pool, ByValue(fn), calls, rows, done, Batches(workers, chunksize, seconds, done), bar)
     finally:

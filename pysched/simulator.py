@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from . import _core, _display, frames
+from . import _core, _display, build, frames
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
@@ -55,7 +55,8 @@ class Simulator:
     Parameters
     ----------
     preset : str
-        One of ``pysched.presets()``, e.g. ``"linux-2.5.64"``.
+        One of ``pysched.presets()``, e.g. ``"linux-2.5.64"``, or a preset of
+        a C policy loaded with ``pysched.build_policy``.
     cpus : int
         Number of CPUs, 1..64, each with its runqueue and tick; the 2.5 load
         balancer moves tasks between them.
@@ -135,6 +136,8 @@ class Simulator:
             self._policy = policy_cls()
             self._core.attach(self._policy)
             self._policy.setup()
+        # a C policy's source travels with a pickle (see __setstate__)
+        self._policy_source = build._source_of(name) if policy_cls is None else None
         self.policy = info["policy"]
         self.headline = list(info["headline"])
         self._queue_columns = info["queue_columns"]
@@ -508,9 +511,14 @@ class Simulator:
     def __setstate__(self, state):
         programs = state.pop("_program_list")
         policy = state["_policy"]
+        source = state.setdefault("_policy_source", None)
         if policy is None:
             state["_preset_key"] = state["preset"]
-            state["_core"] = _core.Sim.restore(state["_core"])
+            # a C policy's library is loaded (built first if this machine
+            # has not) and the snapshot restored against that very library,
+            # whatever version of it the preset's name means here now
+            library = -1 if source is None else build._library_index(source)
+            state["_core"] = _core.Sim.restore(state["_core"], None, None, library)
         else:
             state["_preset_key"] = definition(type(policy))
             state["_core"] = _core.Sim.restore(state["_core"], state["_preset_key"], policy)

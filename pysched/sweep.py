@@ -20,6 +20,11 @@ processes; 1 runs everything here).  Calls travel in batches of about
 closure, a function of ``__main__`` or a notebook), so it works under
 every start method and on a cluster.  Ctrl-C cancels the batches still
 queued.
+
+The local pool's workers know the C policies loaded with build_policy (its
+presets can be named in the function); a worker of another executor must
+call build_policy itself, or be handed a pickled Simulator, which carries
+its policy's source.
 """
 from . import _sweep_grid as grid_
 from ._by_value import ByValue

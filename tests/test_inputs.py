@@ -296,6 +296,7 @@ NO_INT_ARGUMENT = {
     "Program.yield_", "Program.check_closed", "programs.cpu_hog",
     "sweep",  # its grids and max_workers: test_sweep.py
     "Policy", "Policy.setup", "Policy.tasks", "register_policy",
+    "build_policy", "include_dir", "PolicyLibrary",  # paths and names: test_c_policies.py
 }
 
 

@@ -1,5 +1,6 @@
 """The installed package's metadata agrees with the package itself, and its
 import reports what went wrong when the compiled core cannot be loaded."""
+import filecmp
 import importlib.metadata
 import os
 import shutil
@@ -39,6 +40,19 @@ def test_the_license_is_declared_and_shipped():
     assert dist.metadata["License-Expression"] == "GPL-2.0-or-later"
     shipped = [f for f in dist.files if f.name == "LICENSE"]
     assert shipped and "GNU GENERAL PUBLIC LICENSE" in shipped[0].read_text()
+
+
+def test_the_c_headers_ship_with_the_package_and_are_the_cores_own():
+    core = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc", "core")
+    headers = sorted(f for f in os.listdir(core) if f.endswith(".h"))
+    shipped = os.path.join(pysched.include_dir(), "pysched")
+    assert "policy_lib.h" in headers and sorted(os.listdir(shipped)) == headers
+    _, mismatch, errors = filecmp.cmpfiles(core, shipped, headers, shallow=False)
+    assert not mismatch and not errors
+    # listed in the distribution's RECORD, so that pip uninstalls them
+    listed = {f.name for f in importlib.metadata.distribution("pysched").files
+              if f.parent.as_posix() == "pysched/include/pysched"}
+    assert sorted(listed) == headers
 
 
 def test_a_source_checkout_without_core_defers_to_the_installed_package(tmp_path):

@@ -39,7 +39,8 @@ def test_the_demo_shows_every_preset():
     with contextlib.redirect_stdout(out):
         demo.main(seconds=0.1)
     shown = [line.split(":")[0] for line in out.getvalue().splitlines() if "s simulated" in line]
-    assert shown == PRESETS
+    # those of C policies built by other tests included
+    assert shown == ps.presets()
 
 
 @pytest.mark.parametrize("preset", PRESETS)

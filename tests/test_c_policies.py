@@ -1,0 +1,312 @@
+"""Policies written in C outside the package: built with pysched.build_policy
+from the example experiments/policies/round_robin.c (a copy in a temporary
+directory, or an edited copy), they run like built-in presets -- fair shares,
+invariants, copies, pickles across processes, sweeps -- and a file that does
+not compile, a library of another ABI or a preset name already taken is
+refused with a message that names it."""
+import functools
+import importlib
+import multiprocessing
+import os
+import pickle
+import shlex
+import shutil
+import sysconfig
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+import pysched as ps
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "experiments", "policies", "round_robin.c")
+CC = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]
+
+pytestmark = pytest.mark.skipif(shutil.which(CC) is None,
+                                reason=f"no C compiler: {CC}, which built Python, is not installed")
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path_factory, monkeypatch):
+    """One cache of built libraries for the whole session, outside $HOME."""
+    d = tmp_path_factory.getbasetemp() / "policy-cache"
+    monkeypatch.setenv("PYSCHED_CACHE", str(d))
+    return d
+
+
+def policy_file(directory, *edits, filename="round_robin.c"):
+    """A copy of the example in directory, with each (old, new) edit made."""
+    with open(EXAMPLE) as f:
+        text = f.read()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = directory / filename
+    path.write_text(text)
+    return path
+
+
+def renamed(preset):
+    """The edit that gives the example's preset another name."""
+    return ('{"rr-c", &rr_policy', '{"%s", &rr_policy' % preset)
+
+
+@pytest.fixture
+def rr(tmp_path):
+    """The example, built from a copy outside the package."""
+    return ps.build_policy(policy_file(tmp_path))
+
+
+def hogs(preset, n=2, **kw):
+    sim = ps.Simulator(preset, **kw)
+    for i in range(n):
+        sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}")
+    return sim
+
+
+def busy(preset, seed=3, **kw):
+    """Every op and syscall on 2 CPUs: forks, exits, sleeps, I/O, channels,
+    yields, nice and setscheduler."""
+    sim = ps.Simulator(preset, cpus=2, seed=seed, **kw)
+    sim.spawn(ps.programs.kernel_compile(jobs=3), name="make")
+    sim.spawn(ps.programs.x_server(), name="X")
+    sim.spawn(ps.programs.x_client(), name="xterm")
+    sim.spawn(ps.Program().loop().run(ms=ps.normal(3, 1)).yield_().nice(5).run(ms=2).nice(0)
+              .sleep(ms=ps.exponential(10)).end(), name="fidget")
+    sim.spawn(ps.Program().run(ms=50).setscheduler("fifo", 10).run(ms=5).setscheduler("normal")
+              .loop(3).io(ms=ps.uniform(1, 4)).run(ms=1).end().exit(), name="mover")
+    sim.source("irq", poisson_ms=7)
+    sim.spawn(ps.Program().loop().wait("irq").run(us=300).end(), name="irq")
+    return sim
+
+
+def test_the_example_builds_outside_the_package_and_registers_its_preset(rr, tmp_path):
+    assert rr.presets == ("rr-c",) and rr.name == "round_robin"
+    assert rr.source == str(tmp_path / "round_robin.c") and os.path.isfile(rr.path)
+    assert "rr-c" in ps.presets() and ps.policies()["round-robin"]["presets"] == ["rr-c"]
+    info = ps.policy_info("rr-c")
+    assert info["policy"] == "round-robin" and info["hz"] == 1000
+    assert [p.name for p in ps.preset_params("rr-c")] == ["timeslice_ms"]
+    # the slice in ticks follows HZ
+    assert ps.formula("rr-c", "timeslice_ticks") == 100
+    assert ps.formula("rr-c", "timeslice_ticks", hz=100, params={"timeslice_ms": 25}) == 3
+
+
+def test_two_hogs_share_the_cpu_half_and_half(rr):
+    sim = hogs("rr-c")
+    sim.run(seconds=10)
+    shares = sim.stats()["cpu_ns"] / 10e9
+    assert np.all(np.abs(shares - 0.5) <= 0.01), shares
+    assert sim.runqueue(0)["nr_rotations"] >= 99
+
+
+def test_slices_follow_the_parameter(rr):
+    sim = hogs("rr-c", params={"timeslice_ms": 20}, record="events")
+    sim.run(seconds=1)
+    switches = sim.events()[sim.events()["kind"] == ps.EVENT_KINDS.index("switch")]
+    assert np.all(np.diff(switches["time_ns"][1:]) == 20_000_000)
+
+
+def test_the_invariants_hold_after_every_instant(rr):
+    sim = busy("rr-c", debug=True)
+    sim.run(seconds=2)
+    sim.renice(2, -5)
+    sim.set_affinity(3, [1])
+    sim.run(seconds=2)
+    sim.check()
+    assert sim.stats()["nr_wakeups"].sum() > 500 and sim.counters()["forks"] > 3
+
+
+@pytest.mark.parametrize("how", ["copy", "pickle"])
+def test_a_branch_runs_exactly_like_the_original(rr, how):
+    sim = busy("rr-c", record="events")
+    sim.run(seconds=1)
+    branch = sim.copy() if how == "copy" else pickle.loads(pickle.dumps(sim))
+    for s in (sim, branch):
+        s.run(seconds=1)
+        s.spawn(ps.programs.cpu_hog(), name="late")
+        s.run(seconds=0.5)
+    assert np.array_equal(sim.stats(), branch.stats())
+    assert sim.events().tobytes() == branch.events().tobytes()
+
+
+def run_on(blob, seconds):
+    """In a worker: unpickle a simulator, run it on, return what it did."""
+    sim = pickle.loads(blob)
+    sim.run(seconds=seconds)
+    return sim.stats(), sim.events().tobytes(), ps.presets()
+
+
+def test_a_pickle_runs_on_in_a_fresh_process(rr, cache):
+    sim = busy("rr-c", record="events")
+    sim.run(seconds=1)
+    blob = pickle.dumps(sim)
+    built = sorted(os.listdir(cache))
+    # spawn: a new interpreter, which has loaded no policy library
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        stats, events, presets = pool.submit(run_on, blob, 1).result()
+    sim.run(seconds=1)
+    assert np.array_equal(stats, sim.stats()) and events == sim.events().tobytes()
+    assert "rr-c" in presets
+    assert sorted(os.listdir(cache)) == built  # it was loaded, not built again
+
+
+def share_under(preset, timeslice_ms):
+    sim = hogs(preset, params={"timeslice_ms": timeslice_ms})
+    sim.run(seconds=1)
+    return {"share": sim.task(1).cpu_ns / 1e9, "switches": int(sim.stats()["nivcsw"].sum()),
+            "pid": os.getpid()}
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_sweep_names_a_c_preset_in_its_workers(rr, monkeypatch, start):
+    # the default pool, started this way, and given all calls but the first
+    # however short the sweep
+    local = importlib.import_module("pysched._sweep_local")
+    pool = functools.partial(ProcessPoolExecutor, mp_context=multiprocessing.get_context(start))
+    monkeypatch.setattr(local, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(local, "PROBE_S", 0)
+    monkeypatch.setattr(local, "_pays", lambda *args: True)
+    slices = [5, 10, 20, 50, 100, 250]  # each an even number of turns a second
+    rows = ps.sweep(share_under, {"preset": ["rr-c"], "timeslice_ms": slices}, max_workers=2,
+                    output="dicts")
+    assert [r["switches"] for r in rows] == [1000 // t for t in slices]
+    assert all(r["share"] == 0.5 for r in rows)
+    assert {r["pid"] for r in rows} - {os.getpid()}  # workers ran some
+
+
+def test_building_again_reuses_the_library(rr, tmp_path, cache):
+    built = sorted(os.listdir(cache))
+    again = ps.build_policy(tmp_path / "round_robin.c")
+    assert again == rr and sorted(os.listdir(cache)) == built
+
+
+def test_an_edited_source_is_rebuilt_and_replaces_its_earlier_version(tmp_path):
+    d1, d2 = tmp_path / "v1", tmp_path / "v2"
+    d1.mkdir(), d2.mkdir()
+    old = ps.build_policy(policy_file(d1, renamed("rr-edit")), name="edited")
+    before = hogs("rr-edit", record="events")
+    # a new default slice of 10 ms, and a new symbol
+    new = ps.build_policy(policy_file(d2, renamed("rr-edit"), ('{"timeslice_ms", 100,', '{"timeslice_ms", 10,'),
+                                      ("PS_POLICY_LIBRARY(&rr_policy);", "int rr_version = 2;\nPS_POLICY_LIBRARY(&rr_policy);")),
+                          name="edited")
+    assert new.path != old.path and new.presets == old.presets
+    assert ps.preset_params("rr-edit")[0].default == 10
+    after = hogs("rr-edit")
+    for s in (before, after):
+        s.run(seconds=1)
+    assert before.stats()["nivcsw"].sum() == 10 and after.stats()["nivcsw"].sum() == 100
+    # a simulator of the earlier version keeps its code, in copies and pickles too
+    twin = pickle.loads(pickle.dumps(before))
+    for s in (before, twin):
+        s.run(seconds=1)
+    assert before.events().tobytes() == twin.events().tobytes()
+    assert twin.stats()["nivcsw"].sum() == 20
+
+
+def test_a_syntax_error_raises_the_compilers_message(tmp_path):
+    path = policy_file(tmp_path, ("static int cpu_idle(", "static int cpu_idle(int x int y, "),
+                       filename="broken.c")
+    line = path.read_text().splitlines().index(
+        next(l for l in path.read_text().splitlines() if "cpu_idle(int x int y" in l)) + 1
+    with pytest.raises(ps.PolicyBuildError) as e:
+        ps.build_policy(path)
+    assert isinstance(e.value, ps.Error)
+    assert f"{path}:{line}:" in str(e.value) and "error" in str(e.value)
+    assert e.value.output in str(e.value) and e.value.command[-1].endswith(".o")
+
+
+def test_a_call_to_a_function_the_engine_lacks_fails_when_linked(tmp_path):
+    path = policy_file(tmp_path, ("static void deactivate_rr(const psModel *m, psData *d, psTask *prev) { dequeue(m, d, prev); }",
+                                  "void ps_no_such_helper(psData *d);\n"
+                                  "static void deactivate_rr(const psModel *m, psData *d, psTask *prev) { dequeue(m, d, prev); ps_no_such_helper(d); }"),
+                       renamed("rr-link"), filename="unlinked.c")
+    with pytest.raises(ps.PolicyBuildError, match="linking .*unlinked.c failed(.|\n)*ps_no_such_helper"):
+        ps.build_policy(path)
+
+
+def test_a_library_of_another_abi_is_refused_naming_both_versions(tmp_path):
+    path = policy_file(tmp_path, renamed("rr-abi"), ("PS_POLICY_LIBRARY(&rr_policy);",
+                                                     "#undef PS_ABI_VERSION\n#define PS_ABI_VERSION 999\n"
+                                                     "PS_POLICY_LIBRARY(&rr_policy);"), filename="old_abi.c")
+    with pytest.raises(ps.ConfigError, match=f"old_abi.c was built for pysched policy ABI 999; "
+                                             f"this pysched has ABI {ps.ABI_VERSION}"):
+        ps.build_policy(path)
+    assert "rr-abi" not in ps.presets()
+
+
+def test_a_library_whose_structs_differ_is_refused_naming_the_struct(tmp_path):
+    path = policy_file(tmp_path, renamed("rr-sizes"), ("PS_POLICY_LIBRARY(&rr_policy);", """
+static const psPolicy *const policies[] = {&rr_policy};
+__attribute__((visibility("default"))) const psPolicyLibrary pysched_policy_library = {
+    PS_ABI_VERSION, 1, policies, {sizeof(psTask) + 8, sizeof(psModel), sizeof(psData), sizeof(psCpu),
+    sizeof(psPolicy), sizeof(psHooks), sizeof(psPreset), sizeof(psParamInfo), sizeof(psFieldInfo),
+    sizeof(psFormula)}};"""), filename="sizes.c")
+    with pytest.raises(ps.ConfigError, match="saw a psTask of [0-9]+ bytes where this pysched has"):
+        ps.build_policy(path)
+
+
+def test_malformed_tables_are_refused_with_what_is_wrong(tmp_path):
+    path = policy_file(tmp_path, renamed("rr-bad"),
+                       ('{"rr-bad", &rr_policy, {NULL},', '{"rr-bad", &rr_policy, {rr_bad_overrides},'),
+                       ("extern const psPolicy rr_policy;",
+                        'extern const psPolicy rr_policy;\n'
+                        'static const psOverride rr_bad_overrides[] = {{"timeslice", 5}, {NULL, 0}};'),
+                       filename="bad_tables.c")
+    with pytest.raises(ps.ConfigError, match="preset rr-bad overrides 'timeslice', which is not a "
+                                             "parameter of policy round-robin"):
+        ps.build_policy(path)
+    no_entry = tmp_path / "no_entry.c"
+    no_entry.write_text("#include <pysched/policy_lib.h>\nint nothing;\n")
+    with pytest.raises(ps.ConfigError, match="no_entry.c is not a pysched policy library"):
+        ps.build_policy(no_entry)
+
+
+def test_a_preset_name_already_taken_is_refused(rr, tmp_path):
+    builtin = policy_file(tmp_path, renamed("linux-2.5.65"), filename="clash_builtin.c")
+    with pytest.raises(ps.ConfigError, match="clash_builtin.c declares preset 'linux-2.5.65', "
+                                             "which is a built-in preset"):
+        ps.build_policy(builtin)
+    other = policy_file(tmp_path, filename="clash_other.c")
+    with pytest.raises(ps.ConfigError, match="clash_other.c declares preset 'rr-c', which "
+                                             "/.*/round_robin.c already declares"):
+        ps.build_policy(other)
+    assert ps.presets().count("rr-c") == 1 and ps.policy_info("linux-2.5.65")["policy"] == "o1"
+
+
+class Taken(ps.Policy):
+    """A Python policy whose name a C library then tries to take."""
+    name = "rr-taken"
+
+    def task_spawn(self, p):
+        return False
+
+    def wakeup(self, p, waker, sync):
+        return False
+
+    def deactivate(self, p):
+        pass
+
+    def pick_next(self, cpu):
+        return None
+
+
+def test_a_preset_name_a_python_policy_has_is_refused(tmp_path):
+    ps.register_policy(Taken)
+    path = policy_file(tmp_path, renamed("rr-taken"), filename="clash_python.c")
+    with pytest.raises(ps.ConfigError, match="clash_python.c declares preset 'rr-taken', which is "
+                                             "the name of the Python policy .*Taken"):
+        ps.build_policy(path)
+
+
+def test_an_unknown_preset_is_refused_naming_the_known_ones(rr):
+    with pytest.raises(KeyError, match="unknown preset 'rr-d'.*'rr-c'"):
+        ps.Simulator("rr-d")
+
+
+def test_a_bad_library_name_or_flags_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="name='no/slash'"):
+        ps.build_policy(EXAMPLE, name="no/slash")
+    with pytest.raises(TypeError, match="extra_cflags must be a list of str"):
+        ps.build_policy(EXAMPLE, extra_cflags="-O3")
