@@ -2,6 +2,7 @@
 
     python benchmarks/bench_ticks.py            # each case runs >= 1 s, best of 3
     python benchmarks/bench_ticks.py --quick    # >= 0.1 s per case, a smoke run
+    python benchmarks/bench_ticks.py --c-policy experiments/policies/round_robin.c
 
 Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
 
@@ -22,6 +23,9 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
       grows with K; 2.5's does not
   (g) cases (a) and (b) under the policies written in Python
       (pysched.examples.RoundRobin, SleepCredit): a Python call per hook
+  (a, C) with --c-policy FILE: case (a) under each preset of a C policy
+      built outside the package (pysched.build_policy), beside linux-2.5.65
+      measured again: the cost of a policy loaded at run time
 
 Each case is built fresh for every repetition; only run()/step() is timed
 (time.perf_counter).  N, the ticks per run, is calibrated so that a run
@@ -30,6 +34,7 @@ lasts at least the minimum time.  Targets: (a) >= 20 M ticks/s,
 calls/s.
 """
 import argparse
+import functools
 import os
 import platform
 import sys
@@ -147,6 +152,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short runs (>= 0.1 s per case)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions per case (best is kept)")
+    ap.add_argument("--c-policy", metavar="FILE",
+                    help="also run case (a) under the presets of this C policy file")
     args = ap.parse_args(argv)
     min_s = 0.1 if args.quick else 1.0
 
@@ -187,6 +194,16 @@ def main(argv=None):
     for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
         print(f"    {policy.__name__:16} (a) {rates[0]:12,.0f}   (b) {rates[1]:12,.0f}")
+    if args.c_policy:
+        lib = ps.build_policy(args.c_policy)
+        print(f"\n(a, C) 2 hogs under the C policy {args.c_policy}: ns per simulated tick")
+        for preset in (PRESET,) + lib.presets:
+            rate, _, _, activity = ticks_per_second(functools.partial(case_a, preset), min_s,
+                                                    args.reps)
+            if preset == PRESET:
+                base = rate
+            print(f"    {preset:16} {1e9 / rate:6.1f}   (costs {base / rate:.2f}x {PRESET})   "
+                  f"sw/tick {activity[0]:.3f}")
     print(f"\n(c) costs {ratio:.2f}x (a) per tick (target <= 2x: {'ok' if ratio <= 2 else 'MISSED'}); "
           f"(c100) costs {c0_rate / c100_rate:.2f}x (c0): what 898 extra tasks cost at equal activity")
     print("sw/tick, wk/tick: context switches and wakeups per simulated tick in the last run")
