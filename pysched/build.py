@@ -244,7 +244,7 @@ def build_policy(path, name=None, extra_cflags=()):
 
 def _source_of(preset):
     """The source of the library whose preset this is now, or None (built in)."""
-    for lib in _current.values():
+    for lib in list(_current.values()):
         if preset in lib.presets:
             return lib.source
     return None

@@ -22,6 +22,7 @@ import pysched as ps
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "experiments", "policies", "round_robin.c")
 CC = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]
+LIBRARY_LINE = "PS_POLICY_LIBRARY(&rr_policy);"
 
 pytestmark = pytest.mark.skipif(shutil.which(CC) is None,
                                 reason=f"no C compiler: {CC}, which built Python, is not installed")
@@ -84,7 +85,8 @@ def busy(preset, seed=3, **kw):
 def test_the_example_builds_outside_the_package_and_registers_its_preset(rr, tmp_path):
     assert rr.presets == ("rr-c",) and rr.name == "round_robin"
     assert rr.source == str(tmp_path / "round_robin.c") and os.path.isfile(rr.path)
-    assert "rr-c" in ps.presets() and ps.policies()["round-robin"]["presets"] == ["rr-c"]
+    # (the tests' edited copies keep the policy's name)
+    assert "rr-c" in ps.presets() and "rr-c" in ps.policies()["round-robin"]["presets"]
     info = ps.policy_info("rr-c")
     assert info["policy"] == "round-robin" and info["hz"] == 1000
     assert [p.name for p in ps.preset_params("rr-c")] == ["timeslice_ms"]
@@ -188,9 +190,9 @@ def test_an_edited_source_is_rebuilt_and_replaces_its_earlier_version(tmp_path):
     old = ps.build_policy(policy_file(d1, renamed("rr-edit")), name="edited")
     before = hogs("rr-edit", record="events")
     # a new default slice of 10 ms, and a new symbol
-    new = ps.build_policy(policy_file(d2, renamed("rr-edit"), ('{"timeslice_ms", 100,', '{"timeslice_ms", 10,'),
-                                      ("PS_POLICY_LIBRARY(&rr_policy);", "int rr_version = 2;\nPS_POLICY_LIBRARY(&rr_policy);")),
-                          name="edited")
+    edits = [renamed("rr-edit"), ('{"timeslice_ms", 100,', '{"timeslice_ms", 10,'),
+             (LIBRARY_LINE, "int rr_version = 2;\n" + LIBRARY_LINE)]
+    new = ps.build_policy(policy_file(d2, *edits), name="edited")
     assert new.path != old.path and new.presets == old.presets
     assert ps.preset_params("rr-edit")[0].default == 10
     after = hogs("rr-edit")
@@ -218,18 +220,19 @@ def test_a_syntax_error_raises_the_compilers_message(tmp_path):
 
 
 def test_a_call_to_a_function_the_engine_lacks_fails_when_linked(tmp_path):
-    path = policy_file(tmp_path, ("static void deactivate_rr(const psModel *m, psData *d, psTask *prev) { dequeue(m, d, prev); }",
-                                  "void ps_no_such_helper(psData *d);\n"
-                                  "static void deactivate_rr(const psModel *m, psData *d, psTask *prev) { dequeue(m, d, prev); ps_no_such_helper(d); }"),
+    call = ("static void deactivate_rr(const psModel *m, psData *d, psTask *prev) { "
+            "dequeue(m, d, prev); }")
+    path = policy_file(tmp_path, (call, "void ps_no_such_helper(psData *d);\n" +
+                                  call.replace("prev); }", "prev); ps_no_such_helper(d); }")),
                        renamed("rr-link"), filename="unlinked.c")
-    with pytest.raises(ps.PolicyBuildError, match="linking .*unlinked.c failed(.|\n)*ps_no_such_helper"):
+    with pytest.raises(ps.PolicyBuildError,
+                       match="linking .*unlinked.c failed(.|\n)*ps_no_such_helper"):
         ps.build_policy(path)
 
 
 def test_a_library_of_another_abi_is_refused_naming_both_versions(tmp_path):
-    path = policy_file(tmp_path, renamed("rr-abi"), ("PS_POLICY_LIBRARY(&rr_policy);",
-                                                     "#undef PS_ABI_VERSION\n#define PS_ABI_VERSION 999\n"
-                                                     "PS_POLICY_LIBRARY(&rr_policy);"), filename="old_abi.c")
+    abi_999 = "#undef PS_ABI_VERSION\n#define PS_ABI_VERSION 999\n" + LIBRARY_LINE
+    path = policy_file(tmp_path, renamed("rr-abi"), (LIBRARY_LINE, abi_999), filename="old_abi.c")
     with pytest.raises(ps.ConfigError, match=f"old_abi.c was built for pysched policy ABI 999; "
                                              f"this pysched has ABI {ps.ABI_VERSION}"):
         ps.build_policy(path)
@@ -237,23 +240,23 @@ def test_a_library_of_another_abi_is_refused_naming_both_versions(tmp_path):
 
 
 def test_a_library_whose_structs_differ_is_refused_naming_the_struct(tmp_path):
-    path = policy_file(tmp_path, renamed("rr-sizes"), ("PS_POLICY_LIBRARY(&rr_policy);", """
+    path = policy_file(tmp_path, renamed("rr-sizes"), (LIBRARY_LINE, """
 static const psPolicy *const policies[] = {&rr_policy};
 __attribute__((visibility("default"))) const psPolicyLibrary pysched_policy_library = {
-    PS_ABI_VERSION, 1, policies, {sizeof(psTask) + 8, sizeof(psModel), sizeof(psData), sizeof(psCpu),
-    sizeof(psPolicy), sizeof(psHooks), sizeof(psPreset), sizeof(psParamInfo), sizeof(psFieldInfo),
-    sizeof(psFormula)}};"""), filename="sizes.c")
+    PS_ABI_VERSION, 1, policies,
+    {sizeof(psTask) + 8, sizeof(psModel), sizeof(psData), sizeof(psCpu), sizeof(psPolicy),
+     sizeof(psHooks), sizeof(psPreset), sizeof(psParamInfo), sizeof(psFieldInfo),
+     sizeof(psFormula)}};"""), filename="sizes.c")
     with pytest.raises(ps.ConfigError, match="saw a psTask of [0-9]+ bytes where this pysched has"):
         ps.build_policy(path)
 
 
 def test_malformed_tables_are_refused_with_what_is_wrong(tmp_path):
+    extern = "extern const psPolicy rr_policy;"
+    overrides = 'static const psOverride bad[] = {{"timeslice", 5}, {NULL, 0}};\n'
     path = policy_file(tmp_path, renamed("rr-bad"),
-                       ('{"rr-bad", &rr_policy, {NULL},', '{"rr-bad", &rr_policy, {rr_bad_overrides},'),
-                       ("extern const psPolicy rr_policy;",
-                        'extern const psPolicy rr_policy;\n'
-                        'static const psOverride rr_bad_overrides[] = {{"timeslice", 5}, {NULL, 0}};'),
-                       filename="bad_tables.c")
+                       ('{"rr-bad", &rr_policy, {NULL},', '{"rr-bad", &rr_policy, {bad},'),
+                       (extern, overrides + extern), filename="bad_tables.c")
     with pytest.raises(ps.ConfigError, match="preset rr-bad overrides 'timeslice', which is not a "
                                              "parameter of policy round-robin"):
         ps.build_policy(path)

@@ -18,26 +18,29 @@ static int name_ok(const char *s) { return s && *s && strlen(s) < PS_SNAPSHOT_NA
 
 static size_t field_size(int type) { return type == PS_F_I64 ? 8 : 4; }
 
-/* A state table: types and areas known, names short and unique, each
- * field inside its area (`size` bytes, or psTask for PS_AT_TASK). */
+/* A state table: types known, areas among `areas` (a mask of 1 << PS_AT_*),
+ * names short and unique, each field inside its area (`size` bytes, or
+ * psTask for PS_AT_TASK). */
 static int fields_ok(const psPolicy *pol, const char *what, const psFieldInfo *f, int n,
-                     size_t size, int task_table, char *err, int errlen) {
+                     size_t size, unsigned areas, char *err, int errlen) {
+  int task_table = (areas >> PS_AT_TASK) & 1;
   if (n < 0 || (n && !f)) BAD("policy %s: %s: %d entries", pol->name, what, n);
   for (int i = 0; i < n; i++) {
-    if (!name_ok(f[i].name)) BAD("policy %s: %s entry %d has no name, or one of 64 bytes or more", pol->name, what, i);
+    if (!name_ok(f[i].name))
+      BAD("policy %s: %s field %d has no name, or one of 64 bytes or more", pol->name, what, i);
     if (f[i].type != PS_F_I32 && f[i].type != PS_F_U32 && f[i].type != PS_F_I64)
       BAD("policy %s: %s field %s: type %d is not PS_F_I32, PS_F_U32 or PS_F_I64", pol->name, what,
           f[i].name, f[i].type);
-    int at_task = task_table && f[i].at == PS_AT_TASK;
-    if (f[i].at != PS_AT_PRIV && !at_task && !(!task_table && f[i].at == PS_AT_MODEL))
+    if (f[i].at < 0 || f[i].at > PS_AT_MODEL || !((areas >> f[i].at) & 1))
       BAD("policy %s: %s field %s: area %d is not allowed here", pol->name, what, f[i].name,
           f[i].at);
-    size_t limit = at_task ? sizeof(psTask) : size;
+    size_t limit = f[i].at == PS_AT_TASK ? sizeof(psTask) : size;
     if (f[i].offset > limit || field_size(f[i].type) > limit - f[i].offset)
       BAD("policy %s: %s field %s: offset %zu + %zu bytes lies outside its %zu-byte area",
           pol->name, what, f[i].name, f[i].offset, field_size(f[i].type), limit);
     for (int k = 0; k < i; k++)
-      if (!strcmp(f[k].name, f[i].name)) BAD("policy %s: %s field %s appears twice", pol->name, what, f[i].name);
+      if (!strcmp(f[k].name, f[i].name))
+        BAD("policy %s: %s field %s appears twice", pol->name, what, f[i].name);
     for (int k = 0; task_table && k < ps_ntask_fields; k++)
       if (!strcmp(ps_task_fields[k].name, f[i].name))
         BAD("policy %s: task field %s has the name of a generic field", pol->name, f[i].name);
@@ -66,7 +69,8 @@ static int params_ok(const psPolicy *pol, char *err, int errlen) {
     const psParamInfo *p = &pol->params[i];
     if (!name_ok(p->name) || !p->unit)
       BAD("policy %s: parameter %d needs a name (under 64 bytes) and a unit", pol->name, i);
-    if (param_index(pol, p->name) != i) BAD("policy %s: parameter %s appears twice", pol->name, p->name);
+    if (param_index(pol, p->name) != i)
+      BAD("policy %s: parameter %s appears twice", pol->name, p->name);
     if (p->min > p->max || p->def < p->min || p->def > p->max)
       BAD("policy %s: parameter %s: default %lld outside its range %lld..%lld", pol->name,
           p->name, (long long)p->def, (long long)p->min, (long long)p->max);
@@ -79,8 +83,10 @@ static int formulas_ok(const psPolicy *pol, char *err, int errlen) {
     BAD("policy %s: %d formulas", pol->name, pol->nformulas);
   for (int i = 0; i < pol->nformulas; i++) {
     const psFormula *f = &pol->formulas[i];
-    if (!f->name || !f->fn || !f->args) BAD("policy %s: formula %d needs a name, args and fn", pol->name, i);
-    if (f->nargs < 0 || f->nargs > 4) BAD("policy %s: formula %s takes %d arguments; allowed 0..4", pol->name, f->name, f->nargs);
+    if (!f->name || !f->fn || !f->args)
+      BAD("policy %s: formula %d needs a name, args and fn", pol->name, i);
+    if (f->nargs < 0 || f->nargs > 4)
+      BAD("policy %s: formula %s takes %d arguments; allowed 0..4", pol->name, f->name, f->nargs);
     /* the error message of a call names an argument by its place in args */
     int commas = 0;
     for (const char *c = f->args; *c; c++) commas += *c == ',';
@@ -88,7 +94,8 @@ static int formulas_ok(const psPolicy *pol, char *err, int errlen) {
       BAD("policy %s: formula %s: args \"%s\" does not name its %d arguments", pol->name, f->name,
           f->args, f->nargs);
     for (int k = 0; k < f->nargs; k++)
-      if (f->min[k] > f->max[k]) BAD("policy %s: formula %s: argument %d has min > max", pol->name, f->name, k + 1);
+      if (f->min[k] > f->max[k])
+        BAD("policy %s: formula %s: argument %d has min > max", pol->name, f->name, k + 1);
   }
   return 0;
 }
@@ -118,10 +125,12 @@ int ps_policy_check(const psPolicy *pol, char *err, int errlen) {
   if (pol->rq_size < 1 || pol->rq_size > ((size_t)1 << 24))
     BAD("policy %s: rq_size %zu; allowed 1..%d bytes", pol->name, pol->rq_size, 1 << 24);
   if (params_ok(pol, err, errlen) ||
-      fields_ok(pol, "task", pol->task_fields, pol->ntask_fields, PS_TASK_PRIV, 1, err, errlen) ||
-      fields_ok(pol, "runqueue", pol->rq_fields, pol->nrq_fields, pol->rq_size, 0, err, errlen) ||
-      fields_ok(pol, "derived", pol->derived_fields, pol->nderived_fields, PS_DERIVED_BYTES, 0,
+      fields_ok(pol, "task", pol->task_fields, pol->ntask_fields, PS_TASK_PRIV,
+                1u << PS_AT_PRIV | 1u << PS_AT_TASK, err, errlen) ||
+      fields_ok(pol, "runqueue", pol->rq_fields, pol->nrq_fields, pol->rq_size, 1u << PS_AT_PRIV,
                 err, errlen) ||
+      fields_ok(pol, "derived", pol->derived_fields, pol->nderived_fields, PS_DERIVED_BYTES,
+                1u << PS_AT_PRIV | 1u << PS_AT_MODEL, err, errlen) ||
       formulas_ok(pol, err, errlen) || presets_ok(pol, err, errlen))
     return -1;
   for (int i = 0; pol->headline && pol->headline[i]; i++)
