@@ -24,8 +24,8 @@ typedef struct {
 
 /* The type, the exceptions (pysched.Error and its kinds: a bad
  * configuration, a simulator in the wrong state, a broken invariant) and
- * the policy libraries loaded so far (the core keeps no registry of its
- * own: it has no globals). */
+ * the policy libraries loaded so far: a list that changes at run time, so
+ * it lives here and not in the core, which has no globals. */
 typedef struct {
   PyObject *sim_type;
   PyObject *error, *config_error, *state_error, *invariant_error, *policy_error;
