@@ -110,6 +110,10 @@ def test_slices_follow_the_parameter(rr):
     assert np.all(np.diff(switches["time_ns"][1:]) == 20_000_000)
 
 
+def test_the_conformance_kit_passes(rr):
+    ps.testing.check_policy("rr-c").raise_if_failed()
+
+
 def test_the_invariants_hold_after_every_instant(rr):
     sim = busy("rr-c", debug=True)
     sim.run(seconds=2)
