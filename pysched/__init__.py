@@ -51,15 +51,15 @@ from .program import Program
 from .registry import ParamInfo, formula, policies, policy_info, preset_params, presets
 from .simulator import Simulator, TaskView
 from .sweep import sweep
-from . import examples, testing
+from . import examples, plot, testing
 
 # the package version: pyproject.toml reads it from here (setuptools dynamic)
 __version__ = "0.1.0"
 
 __all__ = [
     "Error", "ConfigError", "StateError", "InvariantError", "PolicyError", "Policy", "Param",
-    "register_policy", "examples", "testing", "PolicyBuildError", "build_policy", "include_dir",
-    "PolicyLibrary", "ABI_VERSION",
+    "register_policy", "examples", "testing", "plot", "PolicyBuildError", "build_policy",
+    "include_dir", "PolicyLibrary", "ABI_VERSION",
     "Simulator", "TaskView", "Program", "programs", "o1", "houston", "analysis", "presets", "policies", "policy_info", "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",

@@ -190,6 +190,22 @@ def framed(call):
     return after(lambda s: call(s).reset_index().to_dict("split"))
 
 
+def drawn(ax):
+    """What an Axes shows, as plain lists: its lines, bars, collections'
+    paths, texts and tick labels."""
+    return ([ln.get_xydata().tolist() for ln in ax.get_lines()],
+            [p.get_bbox().bounds for p in ax.patches],
+            [[path.vertices.tolist() for path in c.get_paths()] for c in ax.collections],
+            [t.get_text() for t in ax.texts + ax.get_yticklabels()])
+
+
+def plotted(draw, **sim_kwargs):
+    """What a machine does with draw(sim, ax), an Axes compared as plain
+    lists (skipped without matplotlib, which plots need)."""
+    figure = pytest.importorskip("matplotlib.figure")
+    return after(lambda s: drawn(draw(s, figure.Figure().add_subplot())), **sim_kwargs)
+
+
 def listed(d):
     """A dict of arrays as a dict of lists, to compare with ==."""
     return {k: np.asarray(v).tolist() for k, v in d.items()}
@@ -283,6 +299,18 @@ ENTRY_POINTS = [
         PRESET, cpus=(1,), seconds=I(1), checks=["progress"]))),
     ("Policy.log_event", "hook", with_policy),
     ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
+    ("plot.timeline", "int", lambda I: plotted(lambda s, ax: ps.plot.timeline(
+        s, cpus=[I(1)], ax=ax), record="events")),
+    ("plot.timeline", "number", lambda I: plotted(lambda s, ax: ps.plot.timeline(
+        s, start_s=I(0), ax=ax), record="events")),
+    ("plot.timeline", "number", lambda I: plotted(lambda s, ax: ps.plot.timeline(
+        s, end_s=I(1), ax=ax), record="events")),
+    ("plot.series", "int", lambda I: plotted(lambda s, ax: ps.plot.series(
+        s, "prio", tasks=[I(2)], ax=ax), record="series")),
+    ("plot.latency_cdf", "int", lambda I: plotted(lambda s, ax: ps.plot.latency_cdf(
+        s, [I(2)], ax=ax))),
+    ("plot.shares", "int", lambda I: plotted(lambda s, ax: ps.plot.shares(s, tasks=I(1), ax=ax))),
+    ("plot.task_color", "int", lambda I: ps.plot.task_color(I(3))),
 ]
 
 # public entry points that take no int (or whose ints are walked elsewhere)
@@ -297,6 +325,8 @@ NO_INT_ARGUMENT = {
     "sweep",  # its grids and max_workers: test_sweep.py
     "Policy", "Policy.setup", "Policy.tasks", "register_policy",
     "build_policy", "include_dir", "PolicyLibrary",  # paths and names: test_c_policies.py
+    # a sweep table's column names and the table itself
+    "plot.heatmap", "plot.predicted_vs_simulated", "plot.stability_map",
 }
 
 
