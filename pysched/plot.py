@@ -94,6 +94,15 @@ def _names(sim):
     return dict(zip(st["pid"].tolist(), st["name"].tolist()))
 
 
+def _lowest_pids(names):
+    """name -> the lowest pid of that name, in pid order: a name's color
+    is its first task's."""
+    lowest = {}
+    for pid in sorted(names):
+        lowest.setdefault(names[pid], pid)
+    return lowest
+
+
 def _label(template, pid, names, what):
     """The label of task `pid` from a template with {pid} and {name}."""
     template = check_name(f"{what}'s label", template)
@@ -143,14 +152,17 @@ def _window(sim, start_s, end_s, what):
 
 # ---------------------------------------------------------------- a run
 
-def timeline(sim, *, start_s=None, end_s=None, cpus=None, ax=None):
+def timeline(sim, *, start_s=None, end_s=None, cpus=None, by="pid", ax=None):
     """Who ran when: one row per CPU, a bar per stretch a task ran between
     two context switches, colored by task, with a legend of the tasks
     (needs the event log: record="events" or "series").  The window is
     start_s .. end_s seconds (default: the whole run); `cpus` picks the
-    rows (default: every CPU).  Idle stretches are left blank."""
+    rows (default: every CPU); by="name" gives the tasks of one name (a
+    make's forked compilers) one color and one legend entry.  Idle
+    stretches are left blank."""
     what = "timeline()"
     sim = _simulator(sim, what)
+    _choice("by", by, BY)
     if sim.record == "counters":
         raise _core.StateError(f"{what} reads the event log, which is off: create the Simulator "
                                "with record='events' (or 'series')")
@@ -169,15 +181,23 @@ def timeline(sim, *, start_s=None, end_s=None, cpus=None, ax=None):
     runs = runs[np.isin(runs["cpu"], cpus)]
     names = _names(sim)
     row = {c: k for k, c in enumerate(cpus)}
+    if by == "pid":
+        keys = runs["pid"]
+        groups = [(pid, task_color(pid), _label(DEFAULT_LABEL, pid, names, what))
+                  for pid in np.unique(keys).tolist()]
+    else:
+        keys = np.array([names.get(p, "?") for p in runs["pid"].tolist()], dtype=object)
+        lowest = _lowest_pids(names)
+        shown = sorted(set(keys.tolist()), key=lambda n: lowest.get(n, 0))
+        groups = [(n, task_color(lowest.get(n, 0)), n) for n in shown]
     handles, busy = [], []
-    for pid in np.unique(runs["pid"]).tolist():
-        mine = runs[runs["pid"] == pid]
-        color = task_color(pid)
+    for key, color, label in groups:
+        mine = runs[keys == key]
         for cpu in np.unique(mine["cpu"]).tolist():
             on = mine[mine["cpu"] == cpu]
             spans = np.column_stack([on["start_ns"] / 1e9, (on["end_ns"] - on["start_ns"]) / 1e9])
-            ax.broken_barh(spans, (row[cpu] - 0.4, 0.8), facecolors=color, gid=f"pid {pid}")
-        handles.append(Patch(facecolor=color, label=_label(DEFAULT_LABEL, pid, names, what)))
+            ax.broken_barh(spans, (row[cpu] - 0.4, 0.8), facecolors=color, gid=f"{by} {key}")
+        handles.append(Patch(facecolor=color, label=label))
         busy.append(int((mine["end_ns"] - mine["start_ns"]).sum()))
     ax.set_yticks(range(len(cpus)), labels=[f"CPU {c}" for c in cpus])
     ax.set_ylim(len(cpus) - 0.5, -0.5)  # the first CPU on top
@@ -188,11 +208,12 @@ def timeline(sim, *, start_s=None, end_s=None, cpus=None, ax=None):
     return ax
 
 
-def series(sim, field, *, tasks=None, label=DEFAULT_LABEL, ax=None):
+def series(sim, field, *, tasks=None, label=DEFAULT_LABEL, color=None, ax=None):
     """A task field over time (needs record="series" with the field among
     series_fields): one line per task -- `tasks`, pids or names, default
     every task sampled -- labelled by `label`, a template of {pid} and
-    {name}."""
+    {name}, in the task's color or `color` (to tell runs apart when
+    several draw into one Axes)."""
     what = "series()"
     sim = _simulator(sim, what)
     field = check_name("field", field)
@@ -207,7 +228,8 @@ def series(sim, field, *, tasks=None, label=DEFAULT_LABEL, ax=None):
     names = _names(sim)
     handles = []
     for pid in pids:
-        handles += ax.plot(times / 1e9, values[:, pid - 1], color=task_color(pid), lw=1,
+        handles += ax.plot(times / 1e9, values[:, pid - 1], lw=1,
+                           color=task_color(pid) if color is None else color,
                            label=_label(label, pid, names, what))
     ax.set_xlabel("time (s)")
     ax.set_ylabel(field)
@@ -215,12 +237,15 @@ def series(sim, field, *, tasks=None, label=DEFAULT_LABEL, ax=None):
     return ax
 
 
-def latency_cdf(sim, tasks=None, *, combined=False, log_x=False, label=None, ax=None):
+def latency_cdf(sim, tasks=None, *, combined=False, log_x=False, label=None, color=None,
+                ax=None):
     """The distribution of wakeup-to-run latencies (ms) as a CDF: one curve
     per task (`tasks`, pids or names; default every task woken), labelled
-    by `label`, a template of {pid} and {name}; or, with combined=True,
-    one curve of all their latencies together, labelled `label` as given
-    (default "all tasks").  log_x: a log latency axis (a latency of 0, a
+    by `label`, a template of {pid} and {name}, in the task's color; or,
+    with combined=True, one curve of all their latencies together,
+    labelled `label` as given (default "all tasks"), in black.  `color`
+    draws every curve in one color (to tell runs apart when several draw
+    into one Axes).  log_x: a log latency axis (a latency of 0, a
     task woken onto an idle CPU, then lies left of the axis: the curve
     starts at the fraction of wakeups at or below its smallest positive
     latency)."""
@@ -244,11 +269,12 @@ def latency_cdf(sim, tasks=None, *, combined=False, log_x=False, label=None, ax=
     if combined:
         label = ("all tasks" if tasks is None else "tasks " + ", ".join(map(str, pids))
                  ) if label is None else check_name(f"{what}'s label", label)
-        curves = [(rec["latency_ns"][np.isin(rec["pid"], pids)], label, "black")]
+        curves = [(rec["latency_ns"][np.isin(rec["pid"], pids)], label,
+                   "black" if color is None else color)]
     else:
         label = DEFAULT_LABEL if label is None else label
         curves = [(rec["latency_ns"][rec["pid"] == pid], _label(label, pid, names, what),
-                   task_color(pid)) for pid in pids]
+                   task_color(pid) if color is None else color) for pid in pids]
     for ns, name, color in curves:
         ms = np.sort(ns) / 1e6
         fraction = np.arange(1, len(ms) + 1) / len(ms)
@@ -289,11 +315,9 @@ def shares(sim, *, by="pid", of="used", tasks=None, ax=None):
         bars = [(_label(DEFAULT_LABEL, p, {p: n}, what), c / total, task_color(p))
                 for p, n, c in zip(st["pid"].tolist(), st["name"].tolist(), st["cpu_ns"].tolist())]
     else:
-        first = {}  # name -> its lowest pid, whose color the bar takes
-        for p, n in zip(st["pid"].tolist(), st["name"].tolist()):
-            first.setdefault(n, p)
+        lowest = _lowest_pids(dict(zip(st["pid"].tolist(), st["name"].tolist())))
         bars = [(n, int(st["cpu_ns"][st["name"] == n].sum()) / total, task_color(p))
-                for n, p in first.items()]
+                for n, p in lowest.items()]
     ax = _axes(ax, what, (7, 1 + 0.3 * len(bars)))
     labels, values, colors = zip(*bars) if bars else ((), (), ())
     bar = ax.barh(range(len(bars)), values, color=colors)

@@ -43,10 +43,11 @@ def new_axes():
 
 def bars_of(ax):
     """{pid: [(cpu row, start_s, end_s), ...]} of a timeline's bars, and
-    {pid: facecolor}."""
+    {pid: facecolor} (by name: names for pids)."""
     bars, colors = {}, {}
     for coll in ax.collections:
-        pid = int(coll.get_gid().split()[1])
+        by, key = coll.get_gid().split(" ", 1)
+        pid = int(key) if by == "pid" else key
         colors[pid] = tuple(coll.get_facecolor()[0])
         for path in coll.get_paths():
             (x0, y0), (x1, y1) = path.vertices.min(axis=0), path.vertices.max(axis=0)
@@ -102,6 +103,22 @@ def test_a_timeline_window_cuts_the_bars_to_it_and_picks_the_cpus():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["CPU 1"]
 
 
+def test_a_timeline_by_name_gives_a_make_and_its_compilers_one_color():
+    sim = ps.Simulator(PRESET, seed=2, record="events")
+    sim.spawn(ps.programs.kernel_compile(jobs=2, cc_ms=ps.uniform(5, 20)), name="make")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.run(seconds=1)
+    st = sim.stats()
+    assert (st["name"] == "make").sum() > 5
+    ax = ps.plot.timeline(sim, by="name")
+    bars, colors = bars_of(ax)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["make", "hog"]
+    for name, first in (("make", 1), ("hog", 2)):
+        assert sum(x1 - x0 for _, x0, x1 in bars[name]) == pytest.approx(
+            st["cpu_ns"][st["name"] == name].sum() / 1e9)
+        assert colors[name] == to_rgba(ps.plot.task_color(first))
+
+
 def test_a_timeline_without_the_event_log_says_how_to_turn_it_on():
     with pytest.raises(ps.StateError, match=r"timeline\(\) reads the event log, which is off: "
                                             r"create the Simulator with record='events'"):
@@ -146,6 +163,8 @@ def test_series_draw_the_samples_of_each_task_labelled_by_pid_and_name():
     every = ps.plot.series(sim, "prio", label="{name}", ax=new_axes())
     assert [ln.get_label() for ln in every.get_lines()] == ["hog0", "hog1", "hog2", "sleeper",
                                                             "brief"]
+    overlaid = ps.plot.series(sim, "prio", tasks=[1, 4], color="k", ax=new_axes())
+    assert {to_rgba(ln.get_color()) for ln in overlaid.get_lines()} == {to_rgba("k")}
 
 
 def test_series_need_record_series_and_a_sampled_field():
@@ -186,8 +205,8 @@ def test_a_combined_latency_cdf_pools_the_tasks_and_log_x_is_a_log_axis():
     assert len(line.get_xdata()) == 1 + np.isin(lat["pid"], [4, 5]).sum()
     assert line.get_ydata()[-1] == 1 and line.get_label() == "mine"
     assert ax.get_xscale() == "log"
-    assert ps.plot.latency_cdf(sim, combined=True, ax=new_axes()).get_lines()[0].get_label() \
-        == "all tasks"
+    (pooled,) = ps.plot.latency_cdf(sim, combined=True, color="C3", ax=new_axes()).get_lines()
+    assert pooled.get_label() == "all tasks" and to_rgba(pooled.get_color()) == to_rgba("C3")
 
 
 def test_a_latency_cdf_of_a_task_never_woken_says_so():
