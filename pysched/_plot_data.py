@@ -45,6 +45,15 @@ def clipped(intervals, start_ns, end_ns):
     return out
 
 
+def ran_ns(intervals, pids):
+    """The time each of `pids` ran in `intervals` (0 for one that did not)."""
+    ran, at = np.unique(intervals["pid"], return_inverse=True)
+    sums = np.zeros(len(ran), dtype=np.int64)
+    np.add.at(sums, at.reshape(-1), intervals["end_ns"] - intervals["start_ns"])
+    by_pid = dict(zip(ran.tolist(), sums.tolist()))
+    return np.array([by_pid.get(p, 0) for p in np.asarray(pids).tolist()], dtype=np.int64)
+
+
 def series_samples(sim, field):
     """(times_ns, values): the instants at which `field` was sampled and
     sim.series(field) (samples x tasks).  The times are the field's own:

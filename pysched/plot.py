@@ -140,14 +140,34 @@ def _legend(ax, handles, weights, kept, **kwargs):
     ax.legend(handles=handles, title=title, fontsize="small", title_fontsize="small", **kwargs)
 
 
+def _labelled_lines(ax):
+    """The lines of ax a legend lists (matplotlib hides labels that start
+    with "_"), whichever call drew them: runs drawn into one Axes share a
+    legend."""
+    return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+
+
 def _window(sim, start_s, end_s, what):
     """[start_ns, end_ns) of the window, checked against the run."""
     start = 0 if start_s is None else round(check_number("start_s", start_s, 0, MAX_SECONDS) * 1e9)
     end = sim.now_ns if end_s is None else round(check_number("end_s", end_s, 0, MAX_SECONDS) * 1e9)
+    if end > sim.now_ns:
+        raise ValueError(f"{what}: end_s={end / 1e9:g} is after the end of the run "
+                         f"({sim.now_ns / 1e9:g} s)")
     if start >= end:
         raise ValueError(f"{what}: the window start_s={start / 1e9:g} .. end_s={end / 1e9:g} is "
                          f"empty (the run is at {sim.now_ns / 1e9:g} s)")
     return start, end
+
+
+def _runs(sim, start_s, end_s, what):
+    """Who ran when in the window (pysched._plot_data.switch_intervals), and
+    the window; the event log must be on."""
+    if sim.record == "counters":
+        raise _core.StateError(f"{what} reads the event log, which is off: create the Simulator "
+                               "with record='events' (or 'series')")
+    start, end = _window(sim, start_s, end_s, what)
+    return data.clipped(data.switch_intervals(sim.events(), sim.now_ns), start, end), start, end
 
 
 # ---------------------------------------------------------------- a run
@@ -163,10 +183,7 @@ def timeline(sim, *, start_s=None, end_s=None, cpus=None, by="pid", ax=None):
     what = "timeline()"
     sim = _simulator(sim, what)
     _choice("by", by, BY)
-    if sim.record == "counters":
-        raise _core.StateError(f"{what} reads the event log, which is off: create the Simulator "
-                               "with record='events' (or 'series')")
-    start, end = _window(sim, start_s, end_s, what)
+    runs, start, end = _runs(sim, start_s, end_s, what)
     if cpus is None:
         cpus = range(sim.cpus)
     elif isinstance(cpus, (str, bytes)) or not hasattr(cpus, "__iter__"):
@@ -177,7 +194,6 @@ def timeline(sim, *, start_s=None, end_s=None, cpus=None, by="pid", ax=None):
     ax = _axes(ax, what, (10, 1.2 + 0.5 * len(cpus)))
     from matplotlib.patches import Patch
 
-    runs = data.clipped(data.switch_intervals(sim.events(), sim.now_ns), start, end)
     runs = runs[np.isin(runs["cpu"], cpus)]
     names = _names(sim)
     row = {c: k for k, c in enumerate(cpus)}
@@ -226,14 +242,14 @@ def series(sim, field, *, tasks=None, label=DEFAULT_LABEL, color=None, ax=None):
         pids = [k + 1 for k in range(values.shape[1]) if not np.isnan(values[:, k]).all()]
     ax = _axes(ax, what, (9, 4))
     names = _names(sim)
-    handles = []
     for pid in pids:
-        handles += ax.plot(times / 1e9, values[:, pid - 1], lw=1,
+        ax.plot(times / 1e9, values[:, pid - 1], lw=1,
                            color=task_color(pid) if color is None else color,
                            label=_label(label, pid, names, what))
     ax.set_xlabel("time (s)")
     ax.set_ylabel(field)
-    _legend(ax, handles, -np.arange(len(handles)), "first")
+    lines = _labelled_lines(ax)
+    _legend(ax, lines, -np.arange(len(lines)), "first")
     return ax
 
 
@@ -287,36 +303,44 @@ def latency_cdf(sim, tasks=None, *, combined=False, log_x=False, label=None, col
     ax.set_xlabel("wakeup-to-run latency (ms)")
     ax.set_ylabel("fraction of wakeups ≤ latency")
     ax.grid(alpha=0.3)
-    _legend(ax, ax.get_lines()[-len(curves):], [len(c[0]) for c in curves], "most woken",
-            loc="lower right")
+    lines = _labelled_lines(ax)
+    _legend(ax, lines, [len(ln.get_xdata()) for ln in lines], "most woken", loc="lower right")
     return ax
 
 
-def shares(sim, *, by="pid", of="used", tasks=None, ax=None):
+def shares(sim, *, by="pid", of="used", tasks=None, start_s=None, end_s=None, ax=None):
     """The CPU share of each task (`tasks`, pids or names; default every
-    task kept) over the whole run, as horizontal bars: of="used", a share
-    of the CPU time the tasks used (every task's bars sum to 1); of="cpu",
-    a fraction of one CPU (a hog alone on a CPU: 1; on N CPUs they sum to
-    at most N).  by="name" sums the tasks of one name (a forked child
-    takes its parent's) into one bar."""
+    task kept) as horizontal bars: of="used", a share of the CPU time the
+    tasks used (every task's bars sum to 1); of="cpu", a fraction of one
+    CPU (a hog alone on a CPU: 1; on N CPUs they sum to at most N).
+    by="name" sums the tasks of one name (a forked child takes its
+    parent's) into one bar.  Over the whole run (from the counters), or
+    over the window start_s .. end_s seconds (from the event log, which
+    must be on: record="events" or "series"), e.g. after a warm-up."""
     what = "shares()"
     sim = _simulator(sim, what)
     _choice("by", by, BY)
     _choice("of", of, OF)
     pids = _pids(sim, tasks, what)
     st = sim.stats()
-    total = int(st["cpu_ns"].sum()) if of == "used" else sim.now_ns
+    if start_s is None and end_s is None:
+        cpu_ns, span = st["cpu_ns"], sim.now_ns
+    else:
+        runs, start, end = _runs(sim, start_s, end_s, what)
+        cpu_ns, span = data.ran_ns(runs, st["pid"]), end - start
+    total = int(cpu_ns.sum()) if of == "used" else span
     if total == 0:
         raise ValueError(f"{what}: no CPU time to share: "
                          + ("no task has run yet" if of == "used" else "the run has not started"))
     if pids is not None:
-        st = st[np.isin(st["pid"], pids)]
+        keep = np.isin(st["pid"], pids)
+        st, cpu_ns = st[keep], cpu_ns[keep]
     if by == "pid":
         bars = [(_label(DEFAULT_LABEL, p, {p: n}, what), c / total, task_color(p))
-                for p, n, c in zip(st["pid"].tolist(), st["name"].tolist(), st["cpu_ns"].tolist())]
+                for p, n, c in zip(st["pid"].tolist(), st["name"].tolist(), cpu_ns.tolist())]
     else:
         lowest = _lowest_pids(dict(zip(st["pid"].tolist(), st["name"].tolist())))
-        bars = [(n, int(st["cpu_ns"][st["name"] == n].sum()) / total, task_color(p))
+        bars = [(n, int(cpu_ns[st["name"] == n].sum()) / total, task_color(p))
                 for n, p in lowest.items()]
     ax = _axes(ax, what, (7, 1 + 0.3 * len(bars)))
     labels, values, colors = zip(*bars) if bars else ((), (), ())

@@ -303,8 +303,8 @@ ENTRY_POINTS = [
         s, cpus=[I(1)], ax=ax), record="events")),
     ("plot.timeline", "number", lambda I: plotted(lambda s, ax: ps.plot.timeline(
         s, start_s=I(0), ax=ax), record="events")),
-    ("plot.timeline", "number", lambda I: plotted(lambda s, ax: ps.plot.timeline(
-        s, end_s=I(1), ax=ax), record="events")),
+    ("plot.shares", "number", lambda I: plotted(lambda s, ax: ps.plot.shares(
+        s, start_s=I(0), ax=ax), record="events")),
     ("plot.series", "int", lambda I: plotted(lambda s, ax: ps.plot.series(
         s, "prio", tasks=[I(2)], ax=ax), record="series")),
     ("plot.latency_cdf", "int", lambda I: plotted(lambda s, ax: ps.plot.latency_cdf(

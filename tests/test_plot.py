@@ -129,6 +129,8 @@ def test_a_timeline_refuses_an_empty_window_and_unknown_cpus():
     sim = machine()
     with pytest.raises(ValueError, match=r"window start_s=0\.2 \.\. end_s=0\.1 is empty"):
         ps.plot.timeline(sim, start_s=0.2, end_s=0.1)
+    with pytest.raises(ValueError, match=r"end_s=0\.4 is after the end of the run \(0\.3 s\)"):
+        ps.plot.timeline(sim, end_s=0.4)
     with pytest.raises(ValueError, match=r"cpu=2 is outside the allowed range 0\.\.1"):
         ps.plot.timeline(sim, cpus=[2])
     with pytest.raises(TypeError, match="needs a pysched.Simulator, not str"):
@@ -209,6 +211,17 @@ def test_a_combined_latency_cdf_pools_the_tasks_and_log_x_is_a_log_axis():
     assert pooled.get_label() == "all tasks" and to_rgba(pooled.get_color()) == to_rgba("C3")
 
 
+def test_runs_drawn_into_one_axes_share_its_legend():
+    ax = new_axes()
+    for k, preset in enumerate(("linux-2.5.64", "linux-2.5.65")):
+        sim = ps.Simulator(preset, seed=1, record="series")
+        sim.spawn(ps.programs.cpu_hog(), name="hog")
+        sim.spawn(ps.programs.interactive(1, 10), name="sleeper")
+        sim.run(seconds=1)
+        ps.plot.latency_cdf(sim, "sleeper", combined=True, label=preset, color=f"C{k}", ax=ax)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["linux-2.5.64", "linux-2.5.65"]
+
+
 def test_a_latency_cdf_of_a_task_never_woken_says_so():
     sim = ps.Simulator(PRESET, record="events")
     sim.spawn(ps.programs.cpu_hog(), name="hog")
@@ -253,6 +266,23 @@ def test_share_bars_of_one_cpu_and_by_name():
         ps.plot.shares(sim, by="names")
     with pytest.raises(ValueError, match=r"no CPU time to share: no task has run yet"):
         ps.plot.shares(ps.Simulator(PRESET))
+
+
+def test_share_bars_over_a_window_are_the_counters_grown_in_it():
+    sim = ps.Simulator(PRESET, cpus=2, seed=1, record="events")
+    for nice in (0, 0, 5, 10):
+        sim.spawn(ps.programs.cpu_hog(), nice=nice, name=f"nice{nice}")
+    sim.spawn(ps.programs.interactive(3, 20), name="sleeper")
+    sim.run(seconds=1.5)
+    before = sim.stats()["cpu_ns"]
+    sim.run(seconds=1)
+    grown = sim.stats()["cpu_ns"] - before
+    ax = ps.plot.shares(sim, of="cpu", start_s=1.5)
+    assert widths(ax) == pytest.approx(list(grown / 1e9))
+    used = ps.plot.shares(sim, by="name", start_s=1.5, end_s=2.5, ax=new_axes())
+    assert widths(used) == pytest.approx([grown[:2].sum() / grown.sum(), *(grown[2:] / grown.sum())])
+    with pytest.raises(ps.StateError, match=r"shares\(\) reads the event log, which is off"):
+        ps.plot.shares(machine(record="counters"), start_s=0.1)
 
 
 # ---------------------------------------------------------------- sweep heat maps
