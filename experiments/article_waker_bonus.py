@@ -11,7 +11,11 @@ max), and what the compile got.  "X exp/re" counts the server's timeslice
 expiries into the expired array (where it waits for every compiler to use up
 its slice) and its reinsertions into the active array (as interactive).
 
-    python experiments/article_waker_bonus.py [--seconds 60] [--seeds 3] [--plot out.png]
+    python experiments/article_waker_bonus.py [--seconds 60] [--seeds 3] [--quick] [--plot out.png]
+
+--plot draws, for seed 0 of every kernel, the server's priority over time
+and the clients' latency CDF, then under 2.5.64 and 2.5.65 who ran when
+(half a second in the middle of the run) and the CPU share of each program.
 """
 import argparse
 
@@ -66,17 +70,51 @@ def measure(preset, params, seed, seconds):
         "lat_max": float(lat.max()),
         "requests": int(len(lat)),
         "compile_cpu": float(compile_ns / (seconds * 1e9)),
-        "prio_series": prio,
-        "times": sim.series_times() / 1e9,
     }
+
+
+def plot(path, seconds):
+    """The figure of --plot, from seed 0 of every configuration."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = {label: scene(preset, params, 0, seconds) for label, preset, params in CONFIGS}
+    fig = plt.figure(figsize=(13, 12), layout="constrained")
+    top, middle, bottom = fig.subfigures(3, 1, height_ratios=[1.3, 1, 1])
+    prio_ax, cdf_ax = top.subplots(1, 2)
+    for k, (label, (sim, make, x, clients)) in enumerate(runs.items()):
+        ps.plot.series(sim, "prio", tasks=x, label=label, color=f"C{k}", ax=prio_ax)
+        ps.plot.latency_cdf(sim, clients, combined=True, log_x=True, label=label, color=f"C{k}",
+                            ax=cdf_ax)
+    prio_ax.invert_yaxis()
+    prio_ax.set_ylabel("X server prio (lower is better)")
+    prio_ax.set_title("the X server's priority beside make -j4")
+    cdf_ax.set_title("its clients' wakeup-to-run latency")
+    # the two kernels the article compares, side by side from here down
+    compared = ("linux-2.5.64", "linux-2.5.65")
+    middle_axes = middle.subplots(2, 1)
+    start = round(seconds / 2)
+    for ax, label in zip(middle_axes, compared):
+        ps.plot.timeline(runs[label][0], start_s=start, end_s=start + 0.5, by="name", ax=ax)
+        ax.set_title(f"{label}: who ran when")
+    for ax, label in zip(bottom.subplots(1, 2), compared):
+        ps.plot.shares(runs[label][0], by="name", of="cpu", ax=ax)
+        ax.set_title(f"{label}: CPU share over {seconds:g} s")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--plot", help="write the server's priority over time to this PNG")
+    ap.add_argument("--quick", action="store_true", help="20 s x 1 seed")
+    ap.add_argument("--plot", help="write the figure (priority, latency CDF, timelines, shares) "
+                                   "to this PNG")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.seconds, args.seeds = 20.0, 1
     rows = {}
     for label, preset, params in CONFIGS:
         rows[label] = [measure(preset, params, seed, args.seconds) for seed in range(args.seeds)]
@@ -88,8 +126,7 @@ def main(argv=None):
     print("-" * len(head))
     summary = {}
     for label, runs in rows.items():
-        m = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]
-             if k not in ("prio_series", "times")}
+        m = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}
         summary[label] = m
         print(f"{label:18} {m['x_prio_mean']:7.1f} {100 * m['x_cpu']:7.1f} "
               f"{m['x_bonus_received']:8.0f} {m['x_expired']:4.0f}/{m['x_reinserted']:<4.0f} "
@@ -104,19 +141,7 @@ def main(argv=None):
               f"{b['lat_p99']:.1f} ms, max {a['lat_max']:.0f} -> {b['lat_max']:.0f} ms; "
               f"compile CPU {100 * a['compile_cpu']:.1f}% -> {100 * b['compile_cpu']:.1f}%")
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(9, 4))
-        for label, runs in rows.items():
-            ax.plot(runs[0]["times"], runs[0]["prio_series"], label=label, lw=1)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("X server prio (lower is better)")
-        ax.invert_yaxis()
-        ax.legend()
-        ax.set_title("X server priority beside make -j4 (seed 0)")
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=100)
+        plot(args.plot, args.seconds)
         print(f"plot: {args.plot}")
     return summary
 

@@ -12,6 +12,10 @@
    computing ones are 6.5 s of CPU at about a third of it).
 
     python experiments/houston_nice.py [--plot houston.png] [--quick]
+
+--plot draws 3. (the task's priority, timeslice and run_avg over time) and
+2. as heat maps: the predicted share, the simulated one and their
+difference over run_avg_halflife x nice_const.
 """
 import argparse
 
@@ -53,24 +57,61 @@ def settle(run_avg_halflife, nice_const, seconds=240):
             "predicted": float(predicted["shares"][1])}
 
 
-def turn_interactive(preset="houston-2003"):
+FIELDS = ("prio", "time_slice", "run_avg")
+
+
+def turn_interactive_run(preset="houston-2003"):
+    """The simulator after 60 s of the shifter beside two hogs, and its pid."""
     # beside two hogs a computing task gets about a third of the CPU, so 6.5 s
     # of CPU take about 20 s; the interactive phase is 400 x 50 ms
     phase = (ps.Program().run(s=6.5).loop(400).run(ms=1).sleep(ms=49).end().run(s=6.5)
              .sleep(s=100))
-    sim = ps.Simulator(preset, record="series", series_fields=["prio", "time_slice", "run_avg"],
-                       series_every=50)
+    sim = ps.Simulator(preset, record="series", series_fields=list(FIELDS), series_every=50)
     t = sim.spawn(phase, name="shifter")
     for _ in range(2):
         sim.spawn(ps.programs.cpu_hog())
     sim.run(seconds=60)
+    return sim, t
+
+
+def turn_interactive(preset="houston-2003"):
+    sim, t = turn_interactive_run(preset)
     times = sim.series_times() / 1e9
-    return times, {f: sim.series(f)[:, t - 1] for f in ("prio", "time_slice", "run_avg")}
+    return times, {f: sim.series(f)[:, t - 1] for f in FIELDS}
+
+
+def plot(path, rows, phases):
+    """The figure of --plot: the shifter's fields over time above, the
+    sweep's prediction, simulation and difference below."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sim, t = turn_interactive_run()
+    fig = plt.figure(figsize=(14, 11), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1.5, 1])
+    axes = top.subplots(3, 1, sharex=True)
+    for ax, f in zip(axes, FIELDS):
+        ps.plot.series(sim, f, tasks=t, ax=ax)
+        for a, b, name in phases:
+            if name == "interactive":
+                ax.axvspan(a, b, alpha=0.08, color="C2")
+    for ax in axes[:-1]:
+        ax.set_xlabel("")  # the x axis is shared: said once, at the bottom
+    axes[0].invert_yaxis()
+    axes[1].set_ylabel("time_slice (ticks)")
+    axes[0].set_title("houston-2003: compute, interactive (shaded), compute; beside 2 hogs")
+    ps.plot.predicted_vs_simulated(rows, "nice_const", "run_avg_halflife", "predicted", "share",
+                                   fig=bottom)
+    bottom.suptitle("nice 0 vs nice +10: the +10 task's share where it settles")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--plot", help="write the turn-interactive plot to this PNG")
+    ap.add_argument("--plot", help="write the turn-interactive plot and the sweep's heat maps "
+                                   "to this PNG")
     ap.add_argument("--quick", action="store_true", help="a smaller sweep")
     args = ap.parse_args(argv)
 
@@ -111,21 +152,7 @@ def main(argv=None):
         print(f"{f'{a}-{b} s {name}':>22} {s['prio'][i]:11.0f} {s['time_slice'][i]:12.0f} "
               f"{s['run_avg'][i]:14.0f}")
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
-        for ax, f, label in zip(axes, ("prio", "time_slice", "run_avg"),
-                                ("prio", "time_slice (ticks)", "run_avg")):
-            ax.plot(times, s[f], lw=1)
-            ax.set_ylabel(label)
-            for a, b, name in phases:
-                ax.axvspan(a, b, alpha=0.08 if name == "interactive" else 0, color="C2")
-        axes[0].invert_yaxis()
-        axes[-1].set_xlabel("time (s)")
-        axes[0].set_title("houston-2003: compute, interactive (shaded), compute; beside 2 hogs")
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=100)
+        plot(args.plot, rows, phases)
         print(f"\nplot: {args.plot}")
 
 
