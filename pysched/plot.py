@@ -29,7 +29,7 @@ from ._checks import check_int as _check_int
 from ._lookup import pid_named
 from .simulator import MAX_SECONDS, Simulator
 
-MAX_LEGEND = 20  # entries a legend lists; beyond, the busiest (the legend says so)
+MAX_LEGEND = 20  # entries a legend lists; beyond, its title says which it keeps
 DEFAULT_LABEL = "{name} ({pid})"
 # the usual verdicts of a stability analysis, in the colors a reader expects;
 # other kinds take the tab10 colors in turn
