@@ -152,8 +152,8 @@ static const psPreset *preset_arg(const module_state *st, PyObject *o) {
 /* Apply a dict of parameter overrides to m, as one set (all or nothing);
  * a value the policy refuses raises config_error (ConfigError). */
 static int apply_params(psModel *m, PyObject *params, PyObject *config_error) {
-  const char *names[PS_MAX_PARAMS];
-  int64_t values[PS_MAX_PARAMS];
+  const char *names[PS_MAX_PARAMS] = {0};
+  int64_t values[PS_MAX_PARAMS] = {0};
   int n = 0;
   char err[PS_ERRLEN];
   if (!params || params == Py_None) goto apply;

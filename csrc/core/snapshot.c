@@ -242,7 +242,7 @@ static int model_ok(const psModel *m, char *err, int errlen) {
     char msg[PS_ERRLEN];
     int rc = psu_program_check(ops, pr->n, m->nprogs, m->nchan, msg, sizeof msg);
     free(ops);
-    if (rc) BAD("program %d: %s", k, msg);
+    if (rc) BAD("program %d: %.200s", k, msg);
   }
   if (next != m->nops) BAD("ops outside every program");
   for (int32_t k = 0; k < m->nsrc; k++) {

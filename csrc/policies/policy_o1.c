@@ -352,6 +352,7 @@ const psPolicy ps_policy_o1 = {
     .hooks = {
         O1_FAMILY_HOOKS,
         .check_init = o1_check_init,
+        .retune = o1_retune,
         .configure = configure_o1,
         .task_spawn = task_spawn_o1,
         .task_fork = task_fork_o1,
