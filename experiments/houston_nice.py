@@ -109,7 +109,8 @@ def plot(path, rows, phases):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--plot", help="write the turn-interactive plot and the sweep's heat maps "
                                    "to this PNG")
     ap.add_argument("--quick", action="store_true", help="a smaller sweep")

@@ -78,7 +78,8 @@ def plot(path, nices, warmup, seconds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="20 s after a 10 s warm-up")
     ap.add_argument("--plot", help="write the first mix's timelines and shares to this PNG")
     args = ap.parse_args(argv)

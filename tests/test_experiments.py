@@ -1,0 +1,75 @@
+"""The experiments' figures in the README are what their defaults print, and
+every experiment runs in its quick mode and documents its defaults."""
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXPERIMENTS = ROOT / "experiments"
+README = (ROOT / "README.md").read_text()
+
+pytestmark = pytest.mark.skipif(not EXPERIMENTS.is_dir(),
+                                reason="the sdist ships no experiments/ (a clone does)")
+
+
+def run(script, *args):
+    out = subprocess.run([sys.executable, str(EXPERIMENTS / script), *args], capture_output=True,
+                         text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def numbers(text):
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", text)]
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXPERIMENTS.glob("*.py")
+                                          if p.name != "readme_plots.py"))
+def test_each_experiment_runs_quick_and_shows_its_defaults(script):
+    assert "(default:" in run(script, "--help")
+    assert run(script, "--quick").strip()
+
+
+def test_the_readme_figures_of_the_waker_bonus_article_are_its_defaults():
+    out = run("article_waker_bonus.py")
+    claim = README[README.index("`article_waker_bonus.py`"):README.index("`houston_nice.py`")]
+    # "the server gets 30.9 % of the CPU instead of 21.0 %, ... 57 % more requests,
+    # ... from 365 ms to 5.5 ms; ... 75.0 % → 63.8 % ... 9.7 → 2.2 ms ... 2.6 s → 0.49 s"
+    gets, instead = map(float, re.search(r"gets ([\d.]+) % of the CPU\s+instead of ([\d.]+) %",
+                                         claim).groups())
+    more = float(re.search(r"answers (\d+) % more", claim).group(1))
+    p99 = tuple(map(float, re.search(r"falls from ([\d.]+) ms to ([\d.]+) ms", claim).groups()))
+    compile_ = tuple(map(float, re.search(r"([\d.]+) % →\s+([\d.]+) %\s+of the CPU", claim).groups()))
+    mean = tuple(map(float, re.search(r"latency falls ([\d.]+) →\s+([\d.]+)\s+ms", claim).groups()))
+    worst = tuple(map(float, re.search(r"worst case ([\d.]+) s → ([\d.]+) s", claim).groups()))
+
+    line = next(l for l in out.splitlines() if l.startswith("2.5.65 - backboost -> linux-2.5.65"))
+    x_cpu = numbers(re.search(r"X CPU (.*?), replies", line).group(1))
+    replies = numbers(re.search(r"replies (.*?);", line).group(1))
+    lat_p99 = numbers(re.search(r"p99 (.*?) ms", line).group(1))
+    comp = numbers(re.search(r"compile CPU (.*)$", line).group(1))
+    assert (x_cpu[1], x_cpu[0]) == (gets, instead)
+    assert round(100 * (replies[1] / replies[0] - 1)) == more
+    assert round(lat_p99[0]) == p99[0] and lat_p99[1] == p99[1]
+    assert tuple(c for c in comp if c > 0)[:2] == compile_
+
+    line = next(l for l in out.splitlines() if l.startswith("linux-2.5.64 -> linux-2.5.65"))
+    m = numbers(re.search(r"latency mean (.*?) ms", line).group(1))
+    mx = numbers(re.search(r"max (.*?) ms", line).group(1))
+    assert (round(m[0], 1), round(m[1], 1)) == mean
+    assert (round(mx[0] / 1000, 1), round(mx[1] / 1000, 2)) == worst
+
+
+def test_the_readme_figures_of_prio_avg_balancing_are_its_defaults():
+    out = run("houston_smp_balance.py")
+    lo, hi, llo, lhi = map(float, re.search(
+        r"within ([\d.]+)-([\d.]+) points of\s+the whole-machine equilibrium where length "
+        r"balancing misses by ([\d.]+)-([\d.]+)", README).groups())
+    err = {label: [numbers(l)[-2] for l in out.splitlines() if l.startswith(label)]
+           for label in ("by length", "by prio_avg")}
+    assert len(err["by prio_avg"]) == 4
+    assert (min(err["by prio_avg"]), max(err["by prio_avg"])) == (lo, hi)
+    assert (min(err["by length"]), max(err["by length"])) == (llo, lhi)
