@@ -76,3 +76,9 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
     s = s * total / s.sum()
     return {"shares": s, "prio": (lo + hi) / 2, "run_avg": s * full * c["max_run_avg"],
             "ratio": float(s.max() / s.min())}
+
+
+# the measurements of a run that check an analysis: a module of its own,
+# re-exported here
+from .measure import (LimitCycle, MeasuredRun, Settling, classify_run,  # noqa: E402
+                      classify_series, limit_cycle, settling_time, window_shares)

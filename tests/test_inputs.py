@@ -2,6 +2,7 @@
 expected (NumPy integers, anything with __index__), but never a bool or a
 float there; and whatever it accepts, the compiled core is handed plain
 Python ints, floats, bools and strs only."""
+import dataclasses
 import inspect
 import re
 
@@ -211,6 +212,23 @@ def listed(d):
     return {k: np.asarray(v).tolist() for k, v in d.items()}
 
 
+def as_lists(result):
+    """A result -- a dataclass, a (named) tuple or an array, nested -- as
+    plain lists and dicts, to compare with ==."""
+    if dataclasses.is_dataclass(result):
+        return {f.name: as_lists(getattr(result, f.name)) for f in dataclasses.fields(result)}
+    if isinstance(result, tuple):
+        return [as_lists(v) for v in result]
+    return np.asarray(result).tolist() if isinstance(result, np.ndarray) else result
+
+
+# two tasks' sample times (ns) and cpu_ns, prio: 30 s sampled every 10 ms,
+# the first running 3 of every 4 ticks
+TIMES = np.arange(3001) * 10_000_000
+CPU = np.stack([TIMES * 3 // 4, TIMES // 4], axis=1)
+PRIO = np.tile([145, 150], (3001, 1)) + (np.arange(3001) % 50 < 10)[:, None]
+
+
 # (entry point, kind of its wrapped arguments: "int" or "number", call of I,
 # where I wraps each int argument of the call)
 ENTRY_POINTS = [
@@ -285,6 +303,19 @@ ENTRY_POINTS = [
         [I(0), I(5)], cpus=I(1)))),
     ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
         [0, 5], params={"nice_const": I(9000)}))),
+    ("measure.window_shares", "number", lambda I: as_lists(ps.measure.window_shares(TIMES, CPU, I(4)))),
+    ("measure.settling_time", "number", lambda I: as_lists(ps.measure.settling_time(
+        TIMES, CPU, window_s=I(5), abs_tol=I(0)))),
+    ("measure.limit_cycle", "number", lambda I: as_lists(ps.measure.limit_cycle(
+        TIMES, PRIO[:, 0], min_amplitude=I(1)))),
+    ("measure.classify_series", "number", lambda I: as_lists(ps.measure.classify_series(
+        TIMES, CPU, PRIO, cycle_levels=I(2), rel_tol=I(1)))),
+    ("measure.default_seconds", "int", lambda I: ps.measure.default_seconds(
+        {"run_avg_halflife": I(700), "hz": I(100)})),
+    ("measure.classify_run", "int", lambda I: as_lists(ps.measure.classify_run(
+        [I(-5), I(5)], params={"run_avg_halflife": I(600)}, series_every=I(5), seconds=2))),
+    ("measure.classify_run", "number", lambda I: as_lists(ps.measure.classify_run(
+        [0, 3], params={"hz": 100}, seconds=I(3)))),
     ("Param", "int", lambda I: with_policy(I, ps.Param(I(5), I(1), I(100)))),
     ("Policy.resched", "hook", with_policy),
     ("Policy.curr", "hook", with_policy),
