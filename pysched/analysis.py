@@ -78,7 +78,9 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
             "ratio": float(s.max() / s.min())}
 
 
-# the measurements of a run that check an analysis: a module of its own,
-# re-exported here
+# the stability of the loop whose fixed point houston_equilibrium gives, and
+# the measurements of a run that check it: modules of their own, re-exported
+# here
+from .stability import Stability, houston_stability  # noqa: E402
 from .measure import (LimitCycle, MeasuredRun, Settling, classify_run,  # noqa: E402
                       classify_series, limit_cycle, settling_time, window_shares)

@@ -303,6 +303,10 @@ ENTRY_POINTS = [
         [I(0), I(5)], cpus=I(1)))),
     ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
         [0, 5], params={"nice_const": I(9000)}))),
+    ("stability.houston_stability", "int", lambda I: as_lists(ps.stability.houston_stability(
+        [I(-20), I(19)], params={"run_avg_halflife": I(2000), "fairness_ticks": I(100)}))),
+    ("stability.houston_stability", "number", lambda I: as_lists(ps.stability.houston_stability(
+        [0, 5], params={"run_avg_halflife": 600}, cycle_levels=I(4), abs_tol=I(0)))),
     ("measure.window_shares", "number", lambda I: as_lists(ps.measure.window_shares(TIMES, CPU, I(4)))),
     ("measure.settling_time", "number", lambda I: as_lists(ps.measure.settling_time(
         TIMES, CPU, window_s=I(5), abs_tol=I(0)))),
