@@ -126,8 +126,9 @@ def plot(path, results, hls, ncs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=8, help="points per axis (default 8)")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--size", type=int, default=8, help="points per axis")
     ap.add_argument("--plot", help="write the map to this PNG")
     ap.add_argument("--quick", action="store_true", help="a 3 x 3 grid")
     args = ap.parse_args(argv)
