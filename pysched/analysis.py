@@ -81,6 +81,6 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
 # the stability of the loop whose fixed point houston_equilibrium gives, and
 # the measurements of a run that check it: modules of their own, re-exported
 # here
-from .stability import Stability, houston_stability  # noqa: E402
-from .measure import (LimitCycle, MeasuredRun, Settling, classify_run,  # noqa: E402
+from .stability import Stability, houston_stability  # noqa: E402, F401
+from .measure import (LimitCycle, MeasuredRun, Settling, classify_run,  # noqa: E402, F401
                       classify_series, limit_cycle, settling_time, window_shares)

@@ -209,9 +209,10 @@ class _Patch:
                 hi = mid
         return lo
 
-    def always_running(self, x):
-        """The run_avg a task that always runs settles at, from x: the
-        fixed point of one tick of update_run_avg_running."""
+    def always_running(self):
+        """The run_avg a task that always runs settles at: the fixed point
+        of one tick of update_run_avg_running (one tick raises any value
+        below it and lowers any above)."""
         if self.run(self.max, 1) >= self.max:
             return self.max
         lo, hi = 1, self.max
@@ -390,7 +391,7 @@ def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
     q0 = [f.slice(p, s) for p, s in zip(p0, static)]
     # the big task (H) runs alone at first: its run_avg goes to what a task
     # that always runs settles at, its prio with it
-    x_alone = f.always_running(x0[hi])
+    x_alone = f.always_running()
     p_alone = f.prio(x_alone, static[hi])
 
     # -- the decay per half-life, as the patch computes it: decay_value's
@@ -432,14 +433,14 @@ def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
     first = approach[0]
     if first.ran == 0:
         floor_x = first.x
-        return _starves(f, nices, eq, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio,
+        return _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio,
                         below_floor, halflife_decay, running_halflife_decay, p_alone)
     contact = first.waited
 
     # -- the return map from there: L against H's stale prio after H's slice
     rounds = _rounds(f, static[lo], first.x, first.slice, 0, first.seen[-1], p_hi_post, q_hi)
     if rounds[-1].ran == 0:
-        return _starves(f, nices, eq, s_eq, lo, hi, static, x_eq, p_eq, rounds[-1].x, floor_prio,
+        return _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, rounds[-1].x, floor_prio,
                         below_floor, halflife_decay, running_halflife_decay, p_hi_post)
     swing_lo, share_lo, period = _attractor(rounds)
     q_lo = rounds[-1].slice
@@ -502,7 +503,7 @@ def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
                      halflife_decay, running_halflife_decay, contact / f.hz, period / f.hz, why)
 
 
-def _starves(f, nices, eq, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio, below_floor,
+def _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio, below_floor,
              halflife_decay, running_halflife_decay, ref_prio):
     shares = np.zeros(2)
     shares[hi] = 1.0
@@ -516,8 +517,7 @@ def _starves(f, nices, eq, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio
     return Stability("starves", None, shares, s_eq, shares.copy(), float("nan"), np.array(p_eq),
                      x_eq, x_eq * (math.exp(f.k) - 1), nan, nan.copy(), nan.copy(), nan.copy(),
                      float("nan"), int(floor_x), floor_prio, below_floor, x_eq < f.min,
-                     halflife_decay,
-                     running_halflife_decay, None, None, why)
+                     halflife_decay, running_halflife_decay, None, None, why)
 
 
 def _loop_gain(f, static, last, ref_prio, ref_slice):
