@@ -44,9 +44,6 @@ typedef struct {
   int busy;
   /* a Python policy: its PolicyDef and the context of its instance */
   PyObject *pdef, *pctx;
-  /* a hook of the Python policy failed: the state may be half-updated, so
-   * only reading is allowed from then on; the message says where */
-  char broken[PS_ERRLEN];
 } SimObject;
 
 static module_state *sim_state(SimObject *self) {
@@ -565,30 +562,23 @@ static int sim_unavailable(SimObject *self) {
   if (sim_unavailable(self)) return NULL
 
 /* A call that changes the state or runs hooks: refused once a Python
- * policy's hook failed. */
+ * policy's hook failed (the state may be half-updated; reading is fine). */
 static int sim_broken(SimObject *self) {
-  if (!self->broken[0]) return 0;
+  const char *where = self->pctx ? pyp_failure(self->pctx) : NULL;
+  if (!where) return 0;
   PyErr_Format(sim_state(self)->state_error, "the simulator stopped in a failed policy hook and "
-               "cannot go on (%s); read its results, or continue from a copy made before", self->broken);
+               "cannot go on (%s); read its results, or continue from a copy made before", where);
   return -1;
 }
 
 #define READY_TO_CHANGE(self) \
   if (sim_unavailable(self) || sim_broken(self)) return NULL
 
-/* After a call that may have run a Python policy's hooks: a hook that
- * failed becomes a PolicyError (its exception the cause), and the
- * simulator is marked broken. */
+/* After a call that may have run a Python policy's hooks (and that
+ * sim_broken let through): a hook that failed becomes a PolicyError, its
+ * exception the cause; from then on sim_broken refuses changes. */
 static int hooks_failed(SimObject *self) {
-  if (!self->pctx || !pyp_raise_failure(self->pctx, sim_state(self)->policy_error)) return 0;
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  PyObject *s = value ? PyObject_Str(value) : NULL;
-  const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
-  snprintf(self->broken, sizeof self->broken, "%s", msg ? msg : "a policy hook failed");
-  Py_XDECREF(s);
-  PyErr_Restore(type, value, tb);
-  return -1;
+  return self->pctx ? pyp_raise_failure(self->pctx, sim_state(self)->policy_error) : 0;
 }
 
 /* attach(instance): the Python policy's instance for this simulator (a
@@ -806,37 +796,32 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
     return NULL;
   }
   const int64_t chunk = 100000 * self->m.tick_ns;
+  /* a Python policy's hooks need the GIL: its run keeps it, checks for
+   * Ctrl-C after a few instants, and keeps other threads off this
+   * simulator while a hook runs their code */
+  int python = self->pctx != NULL;
   int rc = 0;
-  if (self->pctx) {
-    /* a Python policy's hooks need the GIL: the run keeps it, and other
-     * threads are kept off this simulator while a hook runs their code */
+  if (!python && t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
+    rc = ps_run_until(&self->m, &self->d, t_end, 0, err, sizeof err);
+  } else {
     self->busy = 1;
     while (rc >= 0 && self->d.now_ns < t_end) {
       int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
-      rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS_PY, err, sizeof err);
+      if (python) {
+        rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS_PY, err, sizeof err);
+      } else {
+        Py_BEGIN_ALLOW_THREADS
+        rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS, err, sizeof err);
+        Py_END_ALLOW_THREADS
+      }
       if (rc >= 0 && PyErr_CheckSignals()) break;
-      if (pyp_take_interrupt(self->pctx)) {
+      if (python && pyp_take_interrupt(self->pctx)) {
         PyErr_SetNone(PyExc_KeyboardInterrupt);
         break;
       }
     }
     self->busy = 0;
     if (hooks_failed(self) || PyErr_Occurred()) return NULL;
-  } else if (t_end - self->d.now_ns <= 64 * self->m.tick_ns) {
-    rc = ps_run_until(&self->m, &self->d, t_end, 0, err, sizeof err);
-  } else {
-    self->busy = 1;
-    while (rc >= 0 && self->d.now_ns < t_end) {
-      int64_t t = t_end - self->d.now_ns > chunk ? self->d.now_ns + chunk : t_end;
-      Py_BEGIN_ALLOW_THREADS
-      rc = ps_run_until(&self->m, &self->d, t, RUN_INSTANTS, err, sizeof err);
-      Py_END_ALLOW_THREADS
-      if (rc >= 0 && PyErr_CheckSignals()) {
-        self->busy = 0;
-        return NULL;
-      }
-    }
-    self->busy = 0;
   }
   if (rc < 0) {
     PyErr_SetString(sim_state(self)->state_error, err);

@@ -289,6 +289,12 @@ typedef struct {
   int32_t moving;
 } Context;
 
+/* Task and Runqueue views begin alike: a view holds its context. */
+typedef struct {
+  PyObject_HEAD
+  Context *ctx;
+} View;
+
 typedef struct {
   PyObject_HEAD
   Context *ctx;
@@ -675,10 +681,17 @@ int pyp_take_interrupt(PyObject *ctx) {
   return p;
 }
 
+const char *pyp_failure(PyObject *ctx) {
+  Context *c = (Context *)ctx;
+  return c->exc ? c->where : NULL;
+}
+
 int pyp_raise_failure(PyObject *ctx, PyObject *policy_error) {
   Context *c = (Context *)ctx;
   if (!c || !c->exc) return 0;
-  PyObject *e = PyObject_CallOneArg(policy_error, PyUnicode_FromString(c->where));
+  PyObject *msg = PyUnicode_FromString(c->where);
+  PyObject *e = msg ? PyObject_CallOneArg(policy_error, msg) : NULL;
+  Py_XDECREF(msg);
   if (e) {
     if (c->exc != Py_None) PyException_SetCause(e, Py_NewRef(c->exc));
     PyErr_SetObject(policy_error, e);
@@ -875,7 +888,7 @@ static PyGetSetDef Context_getset[] = {
 
 /* ---- Task views ---- */
 
-static void TaskView_dealloc(TaskView *self) {
+static void View_dealloc(View *self) {
   PyTypeObject *tp = Py_TYPE(self);
   Py_DECREF(self->ctx);
   PyObject_Free(self);
@@ -1018,13 +1031,6 @@ static PyGetSetDef TaskView_getset[] = {
 
 /* ---- Runqueue views ---- */
 
-static void RqView_dealloc(RqView *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  Py_DECREF(self->ctx);
-  PyObject_Free(self);
-  Py_DECREF(tp);
-}
-
 static int64_t *rq_slot(RqView *self, PyObject *name) {
   Context *c = self->ctx;
   PyObject *i = PyDict_GetItemWithError(c->def->rq_index, name);
@@ -1089,7 +1095,7 @@ static PyType_Slot Context_slots[] = {
     {0, NULL},
 };
 static PyType_Slot Task_slots[] = {
-    {Py_tp_dealloc, TaskView_dealloc},
+    {Py_tp_dealloc, View_dealloc},
     {Py_tp_getattro, TaskView_getattro},
     {Py_tp_setattro, TaskView_setattro},
     {Py_tp_repr, TaskView_repr},
@@ -1102,7 +1108,7 @@ static PyType_Slot Task_slots[] = {
     {0, NULL},
 };
 static PyType_Slot Runqueue_slots[] = {
-    {Py_tp_dealloc, RqView_dealloc},
+    {Py_tp_dealloc, View_dealloc},
     {Py_tp_getattro, RqView_getattro},
     {Py_tp_setattro, RqView_setattro},
     {Py_tp_getset, RqView_getset},

@@ -24,6 +24,9 @@ PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d);
 /* The simulator is going away: views and the context refuse further use. */
 void pyp_detach(PyObject *ctx);
 
+/* Where a hook failed ("policy hook ... at t=..."), or NULL if none has. */
+const char *pyp_failure(PyObject *ctx);
+
 /* After a call that may have run hooks: if a hook raised, set a PolicyError
  * (`policy_error`) whose cause is the hook's exception, naming the hook, the
  * time and the task, and return -1; else 0. */
