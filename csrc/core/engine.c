@@ -118,7 +118,7 @@ psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid) {
 int ps_exited_by_pid(const psData *d, int pid, psTask *out) {
   const psRing *r = &d->exited;
   for (int64_t k = 0; pid > 0 && k < r->n; k++) {
-    const psTask *t = (const psTask *)(r->buf + ((r->start + k) % r->cap) * r->elem);
+    const psTask *t = psu_ring_at(r, k);
     if (t->pid == pid) {
       *out = *t;
       return 1;

@@ -323,7 +323,7 @@ static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
     if (n >= nfree || i < m->ncpu || d->task[i].pid) BAD("the free list");
   if (n != nfree) BAD("the free list");
   for (int64_t k = 0; k < d->exited.n; k++) {
-    const psTask *t = (const psTask *)(d->exited.buf + k * (int64_t)sizeof(psTask));
+    const psTask *t = psu_ring_at(&d->exited, k);
     if (t->is_idle || t->pid < 1 || t->pid >= d->next_pid || t->state != PS_TASK_DEAD ||
         t->exit_ns < 0 || t->exit_ns > now)
       BAD("exited record %lld", (long long)k);

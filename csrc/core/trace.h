@@ -58,6 +58,10 @@ void psu_ring_init(psRing *r, size_t elem);
 /* Append one record.  max_bytes caps the ring; overwrite chooses what a full
  * ring does.  Returns PS_RING_*. */
 int psu_ring_push(psRing *r, const void *rec, int64_t max_bytes, int overwrite);
+/* Record k (0: the oldest) of the ring; k < r->n. */
+static inline const void *psu_ring_at(const psRing *r, int64_t k) {
+  return r->buf + (size_t)((r->start + k) % r->cap) * r->elem;
+}
 /* Copy the records, oldest first, into out (n * elem bytes). */
 void psu_ring_read(const psRing *r, void *out);
 void psu_ring_clear(psRing *r);

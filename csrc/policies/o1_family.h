@@ -163,7 +163,8 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen);
  * 0..max_sleep_avg, first_time_slice 0 or 1. */
 int o1_check_init(const psModel *m, const psTask *t, char *err, int errlen);
 /* After a parameter change: sleep_avg clamped to a lowered max_sleep_avg,
- * as activate_task clamps it. */
+ * as activate_task clamps it (min(sleep_avg + slept, MAX_SLEEP_AVG),
+ * ../shared/reference/kernel-2.5-sched.md). */
 void o1_retune(const psModel *m, psData *d);
 extern const psColumn o1_queue_columns[3];
 
