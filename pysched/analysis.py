@@ -82,5 +82,6 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
 # the measurements of a run that check it: modules of their own, re-exported
 # here
 from .stability import Stability, houston_stability  # noqa: E402, F401
-from .measure import (LimitCycle, MeasuredRun, Settling, classify_run,  # noqa: E402, F401
-                      classify_series, limit_cycle, settling_time, window_shares)
+from .measure import (LimitCycle, MeasuredRun, PrioSettling, Settling,  # noqa: E402, F401
+                      classify_run, classify_series, limit_cycle, prio_settling_time,
+                      settling_time, window_shares)

@@ -117,6 +117,36 @@ def settling_time(times, cpu_ns, *, window_s=None, rel_tol=0.1, abs_tol=0.002, t
     return Settling(settled, final, float(window_s))
 
 
+PrioSettling = namedtuple("PrioSettling", "settling_s low high")
+
+
+def prio_settling_time(times, prio, *, levels=1, tail=1 / 3):
+    """When the feedback loop settles: the first sample time after which
+    every task's prio stays within `levels` of the range [low, high] it
+    keeps over the last `tail` of the run, in seconds from the start of
+    the run (the start itself if it never left).
+
+    A settling time in the control sense -- the response enters a band
+    round its final value and stays -- with the band the loop's own
+    quantization: the prio levels a settled task still moves between, and
+    `levels` beside them.  Unlike the shares' settling_time it needs no
+    window, so it resolves one sample.
+
+    times: sim.series_times() (ns); prio: sim.series("prio"), samples x
+    tasks.  Returns PrioSettling(settling_s, low, high), low and high per
+    task."""
+    times, prio = _series(times, prio, "prio")
+    levels = check_number("levels", levels, 0, 1000)
+    tail = check_number("tail", tail, 1e-6, 1)
+    i = min(_tail_start(times, tail), len(times) - 2)
+    low, high = np.nanmin(prio[i:], axis=0), np.nanmax(prio[i:], axis=0)
+    with np.errstate(invalid="ignore"):
+        out = np.any((prio < low - levels) | (prio > high + levels), axis=1)
+    last = np.nonzero(out)[0]
+    settled = times[last[-1] + 1] if len(last) else times[0]
+    return PrioSettling(float(settled / 1e9), low, high)
+
+
 @dataclass
 class LimitCycle:
     """A sustained oscillation of a series: its peak-to-peak amplitude
@@ -182,14 +212,18 @@ class MeasuredRun:
 
     kind: "starves" (a task got no CPU at all over the last `tail` of the
     run), "cycles" (a task's prio swung over more than cycle_levels levels
-    there, or the shares never settled) or "settles".  settling_s: when the
-    windowed shares settled (settling_time), None if they never did.
+    there, or the shares never settled) or "settles".  settling_s: when
+    the loop settled (prio_settling_time: every prio within settle_levels
+    of the range it keeps at the end), None unless it settles;
+    shares_settling_s: when the windowed shares settled (settling_time),
+    None if they never did.
     shares: each task's CPU share over the last `tail`.  swing_levels: each
     task's prio range (max - min) there; cycle: the widest swing's
     LimitCycle (None if no prio moved).  window_s: the window the shares
     were measured over; seconds: the length of the run."""
     kind: str
     settling_s: float | None
+    shares_settling_s: float | None
     shares: np.ndarray
     swing_levels: np.ndarray
     cycle: LimitCycle | None
@@ -198,11 +232,11 @@ class MeasuredRun:
 
 
 def classify_series(times, cpu_ns, prio, *, tail=1 / 3, window_s=None, rel_tol=0.1, abs_tol=0.002,
-                    cycle_levels=3):
+                    cycle_levels=3, settle_levels=1):
     """classify_run's verdict on series already recorded: times
     (sim.series_times()), cpu_ns and prio (sim.series("cpu_ns"),
     sim.series("prio")).  window_s, rel_tol, abs_tol and tail: as for
-    settling_time."""
+    settling_time; settle_levels: as prio_settling_time's levels."""
     times, cpu = _series(times, cpu_ns, "cpu_ns")
     _, prio = _series(times, prio, "prio")
     if prio.shape != cpu.shape:
@@ -214,15 +248,17 @@ def classify_series(times, cpu_ns, prio, *, tail=1 / 3, window_s=None, rel_tol=0
     swing = np.array([np.nanmax(p) - np.nanmin(p) for p in prio[i:].T])
     widest = int(np.argmax(swing))
     cycle = limit_cycle(times[i:], prio[i:, widest])
-    settling, shares, window_s = settling_time(times, cpu, window_s=window_s, rel_tol=rel_tol,
-                                               abs_tol=abs_tol, tail=tail)
+    shares_settling, shares, window_s = settling_time(times, cpu, window_s=window_s,
+                                                      rel_tol=rel_tol, abs_tol=abs_tol, tail=tail)
+    settling = prio_settling_time(times, prio, levels=settle_levels, tail=tail).settling_s
     if np.any(used <= 0):
         kind = "starves"
-    elif np.any(swing > cycle_levels) or settling is None:
+    elif np.any(swing > cycle_levels) or shares_settling is None:
         kind = "cycles"
     else:
         kind = "settles"
-    return MeasuredRun(kind, settling, shares, swing, cycle, float(window_s),
+    return MeasuredRun(kind, settling if kind == "settles" else None, shares_settling, shares, swing,
+                       cycle, float(window_s),
                        float((times[-1] - times[0]) / 1e9))
 
 

@@ -45,10 +45,15 @@ The shares predicted where it settles are the fixed point of the loop
 averaged with integer prios (tasks at a common level share the CPU by
 their timeslices), or the return map's where the small task's turn is one
 HZ/2 timeslice (the shares are then ratios of whole slices); where it
-cycles, the return map's.  The settling time is that of the return map's
-schedule -- with the other task's prio sinking from where it ran alone to
-its fixed point -- measured as a simulated run's is
-(pysched.measure.settling_time).  This is an analysis of a pair: for the
+cycles, the return map's.  The settling time is when every prio has come,
+for good, within settle_levels of the range it keeps on the attractor (as
+pysched.measure.prio_settling_time measures a simulated run): the bigger
+task's run_avg moves from where running alone took it to its fixed point
+at the running decay rate, exp(-rate*t), its prio with it, and the small
+task follows the return map against that moving prio.  The fixed point's
+run_avg keeps decay_value's truncation (a value loses value*j/65536
+rounded toward zero a tick), which at long half-lives holds it some 10 %
+above inc*share/rate.  This is an analysis of a pair: for the
 fixed point of more tasks, houston_equilibrium.
 """
 import math
@@ -56,7 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import houston, measure
+from . import houston
 from ._checks import check_int, check_number
 from .analysis import houston_equilibrium
 from .registry import preset_params
@@ -75,8 +80,8 @@ class Stability:
     """houston_stability's prediction for a pair of CPU hogs.
 
     kind: "settles", "cycles" or "starves".  settling_s: seconds from the
-    spawn until the shares stay within tolerance of their final values
-    (None unless kind is "settles").  shares: the CPU shares predicted
+    spawn until every prio stays within settle_levels of the range it
+    keeps on the attractor (None unless kind is "settles").  shares: the CPU shares predicted
     (where it settles: the level-quantized fixed point, or the return map's
     count of timeslices when the small task's turn is one HZ/2 slice;
     where it cycles: the return map's; where it starves: 1 and 0).  Per
@@ -86,7 +91,8 @@ class Stability:
       discrete_shares: the fixed point with integer prios (the averaged
       loop at a common level shares the CPU by timeslices, `tie_share`);
     - prio: the integer prio at the fixed point; run_avg: the mean run_avg
-      there, with the patch's own decay rates; level_width: the run_avg
+      there, with the patch's own decay (truncation included; where it
+      starves: the run_avg the continuous fixed point wants); level_width: the run_avg
       width of one prio level there (run_avg * (exp(k) - 1), k =
       nice_const/65536);
     - timeslice: the slice each task settles to (task_timeslice at the
@@ -98,8 +104,9 @@ class Stability:
       small task's run_avg at the end of one turn -> prio -> its next turn
       -> run_avg at the end of it) at the attractor: |gain| < 1 converges;
     - run_avg_floor: where decay_value stops decaying a waiting task's
-      run_avg; floor_prio: its prio there; below_floor: its run_avg at
-      the continuous fixed point lies below the floor (or below
+      run_avg; floor_prio: its prio there; below_floor: the run_avg the
+      continuous fixed point wants (inc*share over the decay rate, without
+      the truncation) lies below the floor (or below
       min_run_avg): that equilibrium cannot be reached; below_min_run_avg:
       it lies below MIN_RUN_AVG itself.
 
@@ -176,7 +183,10 @@ class _Patch:
         decay over the time since the last update, then the increment,
         capped at MAX_RUN_AVG); the first tick decays over first_dt."""
         for t in range(ticks):
-            x = min(self.decay(x, first_dt if t == 0 else 1) + self.inc, self.max)
+            nxt = min(self.decay(x, first_dt if t == 0 else 1) + self.inc, self.max)
+            if nxt == x and t > 0:
+                break
+            x = nxt
         return x
 
     def top(self, static, prio):
@@ -234,9 +244,11 @@ class _Patch:
 class _Round:
     """One round of the return map: the prios the task was given (at its
     fairness_update re-evaluations and at the expiry of each of its
-    slices), the ticks it ran and waited, its run_avg at the end of its
+    slices) and when (`at`, ticks from the round's start), the ticks it
+    ran and waited, its run_avg at the end of its
     turn and the slice it got there."""
     seen: list
+    at: list
     ran: int
     waited: int
     x: int
@@ -269,7 +281,7 @@ def _rounds(f, static, x, q, since, prio, ref_prio, ref_slice, *, at_head=False,
     out = []
     clock = 0
     while (len(out) < rounds or clock < until) and len(out) < MAX_ROUNDS:
-        seen = [prio]
+        seen, at = [prio], [0]
         waited = 0
         if not at_head:
             waited = ref_slice
@@ -284,12 +296,13 @@ def _rounds(f, static, x, q, since, prio, ref_prio, ref_slice, *, at_head=False,
                 x2 = f.decay(x, since)
                 p2 = f.prio(x2, static)
                 seen.append(p2)
+                at.append(waited)
                 level = ref(clock + waited)
                 # a state met before (or a run_avg that no longer decays)
                 # comes back for ever without the prio getting to the other's
                 state = (x2, p2, step, waited % ref_slice, level)
                 if state in states:
-                    out.append(_Round(seen, 0, waited, x2, q))
+                    out.append(_Round(seen, at, 0, waited, x2, q))
                     return out
                 states.add(state)
                 x, since, prio = x2, 0, p2
@@ -313,15 +326,16 @@ def _rounds(f, static, x, q, since, prio, ref_prio, ref_slice, *, at_head=False,
             since = 0
             prio = f.prio(x2, static)
             seen.append(prio)
+            at.append(waited + ran)
             q = f.slice(prio, static)
             if prio >= ref(clock + waited + ran):
                 x = x2
                 break
             if x2 == x:
-                out.append(_Round(seen, ran, 0, x2, q))
+                out.append(_Round(seen, at, ran, 0, x2, q))
                 return out
             x = x2
-        out.append(_Round(seen, ran, waited, x, q))
+        out.append(_Round(seen, at, ran, waited, x, q))
         clock += waited + ran
     return out
 
@@ -345,16 +359,16 @@ def _repeat(rounds):
     return sum(a + b for a, b in pattern) / len(pattern)
 
 
-def houston_stability(nices, *, params=None, cycle_levels=3, rel_tol=0.1, abs_tol=0.002):
+def houston_stability(nices, *, params=None, cycle_levels=3, settle_levels=1):
     """Predict what houston-2003's feedback loop does with two CPU hogs of
     the given nice values on one CPU, spawned together on an idle CPU:
     "settles", "cycles" or "starves", when, at which shares, and why (see
     the module's doc and Stability).  params: houston-2003 parameters
     (run_avg_halflife, nice_const, ... and hz), as for pysched.houston.
     cycle_levels: the widest prio swing that still counts as settled;
-    rel_tol, abs_tol: the tolerance of "settled shares" (a task's share
-    within rel_tol of its final value, at least abs_tol), as in
-    pysched.measure.settling_time."""
+    settle_levels: how close to the prio range it keeps on the attractor
+    a task's prio must stay to count as settled, in levels, as in
+    pysched.measure.prio_settling_time."""
     if isinstance(nices, (str, bytes)) or not hasattr(nices, "__iter__"):
         raise TypeError(f"nices must be a list of two nice values, not {nices!r}")
     nices = [check_int("nice", n, -20, 19) for n in nices]
@@ -365,14 +379,13 @@ def houston_stability(nices, *, params=None, cycle_levels=3, rel_tol=0.1, abs_to
         raise TypeError(f"params must be a dict, not {type(params).__name__}")
     params = dict(params or {})
     cycle_levels = check_number("cycle_levels", cycle_levels, 0, MAX_PRIO)
-    rel_tol = check_number("rel_tol", rel_tol, 0, 1e9)
-    abs_tol = check_number("abs_tol", abs_tol, 0, 1)
+    settle_levels = check_number("settle_levels", settle_levels, 0, MAX_PRIO)
     f = _Patch(params)
     eq = houston_equilibrium(nices, params=params)
-    return _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol)
+    return _analyse(f, nices, eq, cycle_levels, settle_levels)
 
 
-def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
+def _analyse(f, nices, eq, cycle_levels, settle_levels):
     c = f.c
     static = [MAX_PRIO - 20 + n for n in nices]
     s_eq = np.asarray(eq["shares"], dtype=float)
@@ -399,19 +412,49 @@ def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
     halflife_decay = f.decay(f.max, f.half_life) / f.max
     running_halflife_decay = math.exp(-f.rate(1) * f.half_life)
 
-    # -- the equilibrium with the patch's rates: a task with share s has a
-    # mean run_avg of inc*s over the mean decay rate (running: per tick;
-    # waiting: over the other's timeslice, decay_value's other branch at
-    # short half-lives)
+    # -- the equilibrium with the patch's decay: a task with share s runs
+    # a fraction s of the ticks, each adding inc and taking decay_value's
+    # one-tick decrement, and waits the rest, decaying over the other's
+    # timeslice.  decay_value truncates (value*j/sf), so the decrement is
+    # that of the value itself, not the rate at MAX_RUN_AVG: at long
+    # half-lives (j = -1 per tick) a run_avg of 160520 loses 2 a tick, not
+    # 2.45, and settles 10 % above inc*s/rate.  The mean is where the
+    # drift is zero (it falls as run_avg grows).
     def mean_run_avg(share, wait):
-        mu = share * f.rate(1) + (1 - share) * f.rate(max(1, wait))
-        return min(f.inc * share / mu, f.max)
+        wait = max(1, wait)
+
+        def drift(x):
+            running = f.inc - (x - f.decay(x, 1))
+            waiting = (x - f.decay(x, wait)) / wait
+            return share * running - (1 - share) * waiting
+
+        if drift(f.max) >= 0:
+            return float(f.max)
+        a, b = 0, f.max
+        while b - a > 1:
+            m = (a + b) // 2
+            if drift(m) > 0:
+                a = m
+            else:
+                b = m
+        return float(b)
 
     # (the wait is at most HZ/2, the longest timeslice, task_timeslice at a
     # prio no better than static_prio)
     longest = f.slice(static[hi], static[hi])
     x_eq = np.array([mean_run_avg(s, longest) for s in s_eq])
     p_eq = [f.prio(max(1, int(x)), s) for x, s in zip(x_eq, static)]
+    # ... then over the other task's slice at those prios (a task waits
+    # while the other runs its slice; decay_value's rate depends on it)
+    q_eq = [f.slice(p, s) for p, s in zip(p_eq, static)]
+    x_eq = np.array([mean_run_avg(s_eq[i], q_eq[1 - i]) for i in range(2)])
+    p_eq = [f.prio(max(1, int(x)), s) for x, s in zip(x_eq, static)]
+    # the run_avg the continuous fixed point wants, inc*s over the decay
+    # rate without the truncation (which holds a tiny run_avg up): whether
+    # it lies below the floor or MIN_RUN_AVG
+    x_want = np.array([min(f.inc * s_eq[i] / (s_eq[i] * f.rate(1) +
+                                               (1 - s_eq[i]) * f.rate(max(1, q_eq[1 - i]))), f.max)
+                       for i in range(2)])
     # H's slice at the fixed point: task_timeslice at the prio it expires at,
     # which its own slice raises; from the slice of its level upwards
     q_hi = f.slice(p_eq[hi], static[hi])
@@ -425,22 +468,30 @@ def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
 
     floor = f.floor(f.fair)
     floor_prio = np.array([f.prio(floor, s) for s in static])
-    below_floor = x_eq < max(floor, f.min)
+    below_floor = x_want < max(floor, f.min)
 
     # -- approach: L waits from its spawn state until it first gets the CPU
-    approach = _rounds(f, static[lo], x0[lo], q0[lo], 0, p0[lo], p_alone, q0[hi],
+    mu = f.rate(1)
+
+    def alone(ticks):
+        # H's run_avg running alone from its spawn value: update_run_avg_running
+        # takes it to x_alone at the running decay rate
+        return x_alone + (x0[hi] - x_alone) * math.exp(-mu * ticks)
+
+    approach = _rounds(f, static[lo], x0[lo], q0[lo], 0, p0[lo],
+                       lambda ticks: f.prio(int(alone(ticks)), static[hi]), q0[hi],
                        at_head=lo < hi, rounds=1)
     first = approach[0]
     if first.ran == 0:
         floor_x = first.x
-        return _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio,
+        return _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, floor_x, floor_prio,
                         below_floor, halflife_decay, running_halflife_decay, p_alone)
     contact = first.waited
 
     # -- the return map from there: L against H's stale prio after H's slice
     rounds = _rounds(f, static[lo], first.x, first.slice, 0, first.seen[-1], p_hi_post, q_hi)
     if rounds[-1].ran == 0:
-        return _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, rounds[-1].x, floor_prio,
+        return _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, rounds[-1].x, floor_prio,
                         below_floor, halflife_decay, running_halflife_decay, p_hi_post)
     swing_lo, share_lo, period = _attractor(rounds)
     q_lo = rounds[-1].slice
@@ -481,29 +532,37 @@ def _analyse(f, nices, eq, cycle_levels, rel_tol, abs_tol):
         shares = discrete.copy()
     settling = None
     if kind == "settles":
-        # the settling schedule: at contact H still has the run_avg of a task
-        # that ran alone, which sinks to the fixed point's at the running
-        # rate as the two share the CPU, and its prio with it (recomputed
-        # at the end of each of its slices)
-        mu = f.rate(1)
-        excess = x_alone - x_hi_post
+        # the settling schedule: at contact H has the run_avg it reached
+        # running alone, which moves to the fixed point's at the running
+        # rate as the two share the CPU, and its prio with it; L follows the
+        # return map against that moving prio until H is within a level
+        excess = alone(contact) - x_hi_post
 
         def sinking(ticks):
             return f.prio(int(x_hi_post + excess * math.exp(-mu * ticks)), static[hi])
 
-        sunk = math.log(max(excess, 1) / max(level_width[hi], 1)) / mu if excess > 0 else 0
+        sunk = math.log(max(abs(excess), 1) / max(level_width[hi], 1)) / mu if excess else 0
         schedule = _rounds(f, static[lo], first.x, first.slice, 0, first.seen[-1], sinking, q_hi,
                            until=sunk)
-        settling = _settling(f, [first] + schedule, lo, rel_tol, abs_tol)
+        bands = [None, None]
+        bands[lo] = _band(rounds)
+        bands[hi] = _band(rounds_hi) if rounds_hi[-1].ran and rounds_hi[-1].waited else \
+            (p_hi_post, p_hi_post)
+        def h_prio(ticks):
+            if ticks < contact:
+                return f.prio(int(alone(ticks)), static[hi])
+            return sinking(ticks - contact)
+
+        settling = _settling(f, [first] + schedule, h_prio, bands[lo], bands[hi], settle_levels)
     why = _why(kind, nices, lo, hi, s_eq, shares, step, decay, swing, q, f, period, gain,
                cycle_levels, below_floor, floor, floor_prio)
     return Stability(kind, settling, shares, s_eq, discrete, tie, np.array(p_eq), x_eq, level_width,
                      np.array(q), step, decay, swing, gain, floor, floor_prio, below_floor,
-                     x_eq < f.min,
+                     x_want < f.min,
                      halflife_decay, running_halflife_decay, contact / f.hz, period / f.hz, why)
 
 
-def _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio, below_floor,
+def _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, floor_x, floor_prio, below_floor,
              halflife_decay, running_halflife_decay, ref_prio):
     shares = np.zeros(2)
     shares[hi] = 1.0
@@ -512,11 +571,11 @@ def _starves(f, nices, s_eq, lo, hi, static, x_eq, p_eq, floor_x, floor_prio, be
            f"{floor_x} (decay_value over FAIRNESS_TICKS={f.fair} truncates to no change there; "
            f"MIN_RUN_AVG is {f.min}), where effective_prio gives it prio {stuck}, worse than the "
            f"{ref_prio} of task {hi + 1} (nice {nices[hi]}): it never runs again. The fixed point "
-           f"wants its run_avg at {x_eq[lo]:.3g} (a share of {s_eq[lo]:.2g}).")
+           f"wants its run_avg at {x_want[lo]:.3g} (a share of {s_eq[lo]:.2g}).")
     nan = np.full(2, np.nan)
     return Stability("starves", None, shares, s_eq, shares.copy(), float("nan"), np.array(p_eq),
-                     x_eq, x_eq * (math.exp(f.k) - 1), nan, nan.copy(), nan.copy(), nan.copy(),
-                     float("nan"), int(floor_x), floor_prio, below_floor, x_eq < f.min,
+                     x_want, x_want * (math.exp(f.k) - 1), nan, nan.copy(), nan.copy(), nan.copy(),
+                     float("nan"), int(floor_x), floor_prio, below_floor, x_want < f.min,
                      halflife_decay, running_halflife_decay, None, None, why)
 
 
@@ -557,30 +616,34 @@ def _discrete_share(f, static, lo, hi, tie, q_lo, q_hi, mean_run_avg):
     return tie if abs(a - tie) < 1e-6 else a
 
 
-def _settling(f, rounds, lo, rel_tol, abs_tol):
-    """The settling time of the return map's schedule, measured as the
-    simulator's is (pysched.measure.settling_time, its window chosen the
-    same way): the rounds laid end to end -- the small task waits, then
-    runs its turn -- and the attractor repeated until it fills the last
-    two thirds, sampled every 10 ms."""
-    pattern = rounds[-ATTRACTOR:]
-    rounds = list(rounds)
-    transient = sum(r.ran + r.waited for r in rounds[:-ATTRACTOR])
-    per_pattern = sum(r.ran + r.waited for r in pattern)
-    while sum(r.ran + r.waited for r in rounds) < 3 * transient + per_pattern:
-        rounds += pattern
-    ends, ran = [0], [0]
+def _band(rounds):
+    """The prio range of the attractor (its last ATTRACTOR rounds)."""
+    seen = [p for r in rounds[-ATTRACTOR:] for p in r.seen]
+    return min(seen), max(seen)
+
+
+def _settling(f, rounds, h_prio, band_lo, band_hi, levels):
+    """When the loop settles on the settling schedule, measured as
+    pysched.measure.prio_settling_time measures a simulated run: the first
+    moment after which each task's prio stays within `levels` of the range
+    it keeps on the attractor (band_lo for L, band_hi for H), in seconds
+    from the spawn.  L's prios are those the return map gave it (the
+    approach, then the schedule's rounds, each at its tick); H's is
+    h_prio(ticks), looked at where L's are."""
+    def out(p, band):
+        return p < band[0] - levels or p > band[1] + levels
+
+    back = 0
+    t0 = 0
     for r in rounds:
-        ends += [ends[-1] + r.waited, ends[-1] + r.waited + r.ran]
-        ran += [ran[-1], ran[-1] + r.ran]
-    every = max(1, f.hz // 100)
-    ticks = np.arange(0, ends[-1] + 1, every)
-    cpu_lo = np.interp(ticks, ends, ran)
-    cpu = np.zeros((len(ticks), 2))
-    cpu[:, lo], cpu[:, 1 - lo] = cpu_lo, ticks - cpu_lo
-    times = (ticks * (1e9 / f.hz)).astype(np.int64)
-    cpu *= 1e9 / f.hz
-    return measure.settling_time(times, cpu, rel_tol=rel_tol, abs_tol=abs_tol).settling_s
+        for p, dt in zip(r.seen, r.at):
+            t = t0 + dt
+            if out(p, band_lo) or out(h_prio(t), band_hi):
+                back = None
+            elif back is None:
+                back = t
+        t0 += r.waited + r.ran
+    return (t0 if back is None else back) / f.hz
 
 
 def _why(kind, nices, lo, hi, s_eq, shares, step, decay, swing, q, f, period, gain, cycle_levels,

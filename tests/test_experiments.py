@@ -73,3 +73,19 @@ def test_the_readme_figures_of_prio_avg_balancing_are_its_defaults():
     assert len(err["by prio_avg"]) == 4
     assert (min(err["by prio_avg"]), max(err["by prio_avg"])) == (lo, hi)
     assert (min(err["by length"]), max(err["by length"])) == (llo, lhi)
+
+
+def test_the_readme_figures_of_the_stability_map_are_its_defaults():
+    out = run("houston_stability.py")
+    claim = README[README.index("8 x 8 points per pair"):README.index("## SMP: three hogs")]
+    rows = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^\| (-20 vs \+19|0 vs \+5|all) \| (\d+/\d+)[^|]*\| (\d+/\d+)[^|]*\| (\d+/\d+)", claim,
+        re.M)}
+    printed = {label: tuple(re.findall(r"\d+/\d+", line)) for line in out.splitlines()
+               for label, key in (("-20 vs +19", "(-20, 19)"), ("0 vs +5", "(0, 5)"), ("all", "all"))
+               if line.split() and line.strip().startswith(key)}
+    assert len(rows) == 3 and rows == printed
+    lo, hi = map(float, re.search(r"settling times \(simulated, where both settle\): ([\d.]+) s to "
+                                  r"([\d.]+) s", out).groups())
+    minutes = re.search(r"Settling times run from (\d+) s to (\d+) minutes", claim).groups()
+    assert (round(lo), round(hi / 60)) == tuple(map(int, minutes))

@@ -306,10 +306,12 @@ ENTRY_POINTS = [
     ("stability.houston_stability", "int", lambda I: as_lists(ps.stability.houston_stability(
         [I(-20), I(19)], params={"run_avg_halflife": I(2000), "fairness_ticks": I(100)}))),
     ("stability.houston_stability", "number", lambda I: as_lists(ps.stability.houston_stability(
-        [0, 5], params={"run_avg_halflife": 600}, cycle_levels=I(4), abs_tol=I(0)))),
+        [0, 5], params={"run_avg_halflife": 600}, cycle_levels=I(4), settle_levels=I(1)))),
     ("measure.window_shares", "number", lambda I: as_lists(ps.measure.window_shares(TIMES, CPU, I(4)))),
     ("measure.settling_time", "number", lambda I: as_lists(ps.measure.settling_time(
         TIMES, CPU, window_s=I(5), abs_tol=I(0)))),
+    ("measure.prio_settling_time", "number", lambda I: as_lists(ps.measure.prio_settling_time(
+        TIMES, PRIO, levels=I(1), tail=I(1)))),
     ("measure.limit_cycle", "number", lambda I: as_lists(ps.measure.limit_cycle(
         TIMES, PRIO[:, 0], min_amplitude=I(1)))),
     ("measure.classify_series", "number", lambda I: as_lists(ps.measure.classify_series(

@@ -57,6 +57,25 @@ def test_shares_that_oscillate_slower_than_the_window_never_settle():
     assert measure.settling_time(times, cpu, window_s=10).settling_s is None
 
 
+def test_prio_settling_time_is_when_every_prio_stays_within_a_level_of_its_final_range():
+    times = np.arange(0, 60_000, 10) * MS
+    t = times / 1e9
+    # task 0 sinks from 170 to a 144/145 flicker at 20 s; task 1 holds 150
+    # but jumps to 153 once at 30 s
+    sinking = np.where(t < 20, 170 - 25 * t / 20, 144 + (np.arange(len(t)) % 2))
+    steady = np.where(np.abs(t - 30) < 0.005, 153.0, 150.0)
+    prio = np.column_stack([sinking, steady])
+    settled = measure.prio_settling_time(times, prio)
+    assert list(settled.low) == [144, 150] and list(settled.high) == [145, 150]
+    # the jump to 153 is 3 levels out: settled after it (the next sample)
+    assert settled.settling_s == pytest.approx(30.01, abs=0.011)
+    # with 3 levels of slack only the sinking counts: it comes within 3 of
+    # 144..145 at 170 - 25t/20 = 148, t = 17.6 s
+    assert measure.prio_settling_time(times, prio, levels=3).settling_s == pytest.approx(17.6, abs=0.02)
+    # a prio that never leaves its range has settled from the start
+    assert measure.prio_settling_time(times, prio[:, 1:] * 0 + 150).settling_s == 0
+
+
 def test_limit_cycle_gives_amplitude_and_period():
     times = np.arange(0, 60_000, 10) * MS
     prio = 144 + 35 * ((times / 1e9) % 3.5 < 0.5)
@@ -104,6 +123,7 @@ def test_default_seconds_are_30_half_lives_of_the_patch_decay():
     (lambda: measure.window_shares([1, 0], [[0], [0]], 1), ValueError, "increase strictly"),
     (lambda: measure.window_shares([0, 10**9], [[0], [0]], 5), ValueError, "window_s=5 is longer"),
     (lambda: measure.settling_time([0, 10**9], [[0], [0]], rel_tol=-1), ValueError, "rel_tol=-1"),
+    (lambda: measure.prio_settling_time([0, 10**9], [[0], [0]], levels=-1), ValueError, "levels=-1"),
     (lambda: measure.limit_cycle([0, 1], [[1, 2], [3, 4]]), ValueError, "one series"),
     (lambda: measure.classify_series([0, 1, 2], [[0], [1], [2]], [[1, 2]] * 3), ValueError,
      "give both for the same tasks"),

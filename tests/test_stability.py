@@ -39,18 +39,25 @@ def test_where_it_settles_the_shares_agree_within_three_hundredths(grid):
         assert np.all(np.abs(predicted - measured) <= 0.03), point
 
 
-def test_settling_is_within_a_factor_of_two_where_the_small_tasks_approach_sets_it(grid):
-    # -20 vs +19 with a small share for +19 (nice_const >= 6400): it waits,
-    # decaying from its spawn run_avg, until it first competes; that wait is
-    # the settling time.  Where both tasks share the CPU (0 vs +5, or
-    # nice_const 1600) the shares are within tolerance from the first
-    # window on and the prediction's few seconds are below what a 10 s
-    # window resolves: see the README for the full grid.
-    points = [(p, m) for pair, _, nc, p, m in grid
-              if pair == (-20, 19) and nc >= 6400 and p.kind == m.kind == "settles"]
-    assert points
-    for p, m in points:
-        assert 0.5 <= p.settling_s / m.settling_s <= 2, (p.settling_s, m.settling_s)
+def test_where_it_settles_the_settling_time_is_within_a_factor_of_two(grid):
+    # settling: every prio within a level of the range it keeps at the end
+    # (measure.prio_settling_time); the grid's times run from ~1 s to minutes
+    both = [(g[:3], p.settling_s, m.settling_s) for *g, p, m in grid
+            if p.kind == m.kind == "settles"]
+    assert len(both) >= 8
+    assert max(m for *_, m in both) > 10 * min(m for *_, m in both)
+    for point, predicted, measured in both:
+        assert 0.5 <= predicted / measured <= 2, (point, predicted, measured)
+
+
+def test_the_settling_time_is_when_the_bigger_tasks_run_avg_comes_within_a_level():
+    # 0 vs +5, half-life 16715, nice_const 1600: both share the CPU from the
+    # first second, but nice 0 starts from the run_avg of a task that ran
+    # alone and sinks to its fixed point at the running decay rate
+    # (1/65536... 8/65536 a tick): minutes, not the seconds of its first wait
+    p = houston_stability([0, 5], params={"run_avg_halflife": 16715, "nice_const": 1600})
+    assert p.kind == "settles" and p.contact_s < 10
+    assert p.settling_s > 5 * p.contact_s
 
 
 def test_the_user_report_is_a_relaxation_cycle_of_whole_timeslices():
