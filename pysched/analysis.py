@@ -83,5 +83,7 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
 # here
 from .stability import Stability, houston_stability  # noqa: E402, F401
 from .measure import (LimitCycle, MeasuredRun, PrioSettling, Settling,  # noqa: E402, F401
-                      classify_run, classify_series, limit_cycle, prio_settling_time,
-                      settling_time, window_shares)
+                      SleepAvgRun, classify_run, classify_series, limit_cycle, o1_duty_run,
+                      prio_settling_time, settling_time, sleep_avg_steady, window_shares)
+# the O(1) family's steady state of a task that runs and sleeps, and its check
+from .o1_steady import O1SteadyState, o1_steady_state  # noqa: E402, F401

@@ -124,7 +124,7 @@ def prio_settling_time(times, prio, *, levels=1, tail=1 / 3):
     """When the feedback loop settles: the first sample time after which
     every task's prio stays within `levels` of the range [low, high] it
     keeps over the last `tail` of the run, in seconds from the start of
-    the run (the start itself if it never left).
+    the run (0 if it never left).
 
     A settling time in the control sense -- the response enters a band
     round its final value and stays -- with the band the loop's own
@@ -143,7 +143,7 @@ def prio_settling_time(times, prio, *, levels=1, tail=1 / 3):
     with np.errstate(invalid="ignore"):
         out = np.any((prio < low - levels) | (prio > high + levels), axis=1)
     last = np.nonzero(out)[0]
-    settled = times[last[-1] + 1] if len(last) else times[0]
+    settled = times[last[-1] + 1] if len(last) else 0
     return PrioSettling(float(settled / 1e9), low, high)
 
 
@@ -332,3 +332,69 @@ def classify_run(nices, *, params=None, seconds=None, seed=0, series_every=None,
     sim.run(seconds=seconds)
     return classify_series(sim.series_times(), sim.series("cpu_ns"), sim.series("prio"), **criteria)
 
+
+
+@dataclass
+class SleepAvgRun:
+    """What a simulated run did to a task's sleep_avg (o1_duty_run,
+    sleep_avg_steady): its range over the last `tail` of the run
+    (sleep_avg_low, sleep_avg_high) and its prio range there (prio_low,
+    prio_high); reach_s: when sleep_avg came, for good, within tol_ticks
+    of that range (seconds from the start, 0 if it never left it);
+    seconds: the run's length."""
+    sleep_avg_low: int
+    sleep_avg_high: int
+    prio_low: int
+    prio_high: int
+    reach_s: float
+    tol_ticks: float
+    seconds: float
+
+
+def sleep_avg_steady(times, sleep_avg, prio, *, tol_ticks, tail=1 / 3):
+    """The steady range of one task's sleep_avg and prio over the last
+    `tail` of a run, and when sleep_avg entered it for good (within
+    tol_ticks). times: sim.series_times() (ns); sleep_avg, prio: that
+    task's columns of sim.series("sleep_avg") and sim.series("prio"),
+    sampled every tick to see the saw-tooth's ends.  Returns a
+    SleepAvgRun."""
+    times, avg = _series(times, sleep_avg, "sleep_avg")
+    _, prio = _series(times, prio, "prio")
+    if avg.shape[1] != 1 or prio.shape[1] != 1:
+        raise ValueError("give one task's sleep_avg and prio (a column each)")
+    tol_ticks = check_number("tol_ticks", tol_ticks, 0, 1e12)
+    tail = check_number("tail", tail, 1e-6, 1)
+    avg, prio = avg[:, 0], prio[:, 0]
+    i = min(_tail_start(times, tail), len(times) - 2)
+    low, high = np.nanmin(avg[i:]), np.nanmax(avg[i:])
+    out = np.nonzero((avg < low - tol_ticks) | (avg > high + tol_ticks))[0]
+    reach = times[out[-1] + 1] if len(out) else 0
+    return SleepAvgRun(int(low), int(high), int(np.nanmin(prio[i:])), int(np.nanmax(prio[i:])),
+                       float(reach / 1e9), float(tol_ticks), float((times[-1] - times[0]) / 1e9))
+
+
+def o1_duty_run(run_ms, sleep_ms, *, preset="linux-2.5.65", nice=0, hogs=2, hog_nice=0,
+                params=None, hz=None, seconds=60, seed=0, tol=0.05):
+    """Run a task that loops run(run_ms) / sleep(sleep_ms) at `nice`
+    beside `hogs` CPU hogs at `hog_nice` on one CPU for `seconds` under
+    `preset`, sampling every tick, and measure its sleep_avg's steady
+    state (sleep_avg_steady, within tol * max_sleep_avg): the simulation
+    pysched.analysis.o1_steady_state is checked against."""
+    run_ms = check_number("run_ms", run_ms, 0, 1e7)
+    sleep_ms = check_number("sleep_ms", sleep_ms, 0, 1e7)
+    if run_ms + sleep_ms <= 0:
+        raise ValueError("run_ms + sleep_ms must be positive: a cycle takes time")
+    hogs = check_int("hogs", hogs, 0, 10_000)
+    tol = check_number("tol", tol, 0, 1)
+    sim = Simulator(preset, hz=hz, seed=seed, params=params, record="series",
+                    series_fields=["sleep_avg", "prio"], series_every=1, max_trace_bytes=1 << 31)
+    task = programs.Program().loop().run(us=round(run_ms * 1000)).sleep(
+        us=round(sleep_ms * 1000)).end()
+    pid = sim.spawn(task, nice=nice, name="duty")
+    for _ in range(hogs):
+        sim.spawn(programs.cpu_hog(), nice=hog_nice)
+    sim.run(seconds=seconds)
+    col = pid - 1
+    max_avg = sim.params["max_sleep_avg"]
+    return sleep_avg_steady(sim.series_times(), sim.series("sleep_avg")[:, col],
+                            sim.series("prio")[:, col], tol_ticks=tol * max_avg)

@@ -312,6 +312,16 @@ ENTRY_POINTS = [
         TIMES, CPU, window_s=I(5), abs_tol=I(0)))),
     ("measure.prio_settling_time", "number", lambda I: as_lists(ps.measure.prio_settling_time(
         TIMES, PRIO, levels=I(1), tail=I(1)))),
+    ("o1_steady.o1_steady_state", "int", lambda I: as_lists(ps.o1_steady.o1_steady_state(
+        3, 7, nice=I(-5), hogs=I(2), hog_nice=I(5), hz=I(100)))),
+    ("o1_steady.o1_steady_state", "number", lambda I: as_lists(ps.o1_steady.o1_steady_state(
+        I(3), I(7), tol=I(0)))),
+    ("measure.o1_duty_run", "int", lambda I: as_lists(ps.measure.o1_duty_run(
+        3, 7, nice=I(1), hogs=I(1), hog_nice=I(0), hz=I(100), seed=I(2), seconds=1))),
+    ("measure.o1_duty_run", "number", lambda I: as_lists(ps.measure.o1_duty_run(
+        I(3), I(7), seconds=I(1), tol=I(0)))),
+    ("measure.sleep_avg_steady", "number", lambda I: as_lists(ps.measure.sleep_avg_steady(
+        TIMES, PRIO[:, 0] * 10, PRIO[:, 0], tol_ticks=I(5), tail=I(1)))),
     ("measure.limit_cycle", "number", lambda I: as_lists(ps.measure.limit_cycle(
         TIMES, PRIO[:, 0], min_amplitude=I(1)))),
     ("measure.classify_series", "number", lambda I: as_lists(ps.measure.classify_series(
