@@ -304,9 +304,16 @@ static PyObject *mod_record_layouts(PyObject *self, PyObject *noargs) {
   PyObject *ser = Py_BuildValue("[NNNN]", LAYOUT(psSampleRec, time_ns, "<i8"),
                                 LAYOUT(psSampleRec, pid, "<i4"), LAYOUT(psSampleRec, field, "<i4"),
                                 LAYOUT(psSampleRec, value, "<i8"));
-  return Py_BuildValue("{s:(Nn),s:(Nn),s:(Nn)}", "event", ev, (Py_ssize_t)sizeof(psEventRec),
+  PyObject *per = Py_BuildValue(
+      "[NNNNNNNNN]", LAYOUT(psPeriodicRec, start_ns, "<i8"), LAYOUT(psPeriodicRec, due_ns, "<i8"),
+      LAYOUT(psPeriodicRec, latency_ns, "<i8"), LAYOUT(psPeriodicRec, finish_ns, "<i8"),
+      LAYOUT(psPeriodicRec, missed_latency_ns, "<i8"), LAYOUT(psPeriodicRec, pid, "<i4"),
+      LAYOUT(psPeriodicRec, met, "<i4"), LAYOUT(psPeriodicRec, missed, "<i4"),
+      LAYOUT(psPeriodicRec, dropped, "<i4"));
+  return Py_BuildValue("{s:(Nn),s:(Nn),s:(Nn),s:(Nn)}", "event", ev, (Py_ssize_t)sizeof(psEventRec),
                        "latency", lat, (Py_ssize_t)sizeof(psLatencyRec), "series", ser,
-                       (Py_ssize_t)sizeof(psSampleRec));
+                       (Py_ssize_t)sizeof(psSampleRec), "periodic", per,
+                       (Py_ssize_t)sizeof(psPeriodicRec));
 }
 
 /* A model of preset `pre` with `params` applied before the parameter set
@@ -964,12 +971,14 @@ static PyObject *ring_bytes(const psRing *r) {
 static PyObject *Sim_events(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.events); }
 static PyObject *Sim_latencies(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.latencies); }
 static PyObject *Sim_samples(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.series); }
+static PyObject *Sim_periodic(SimObject *self, PyObject *noargs) { READY(self); return ring_bytes(&self->d.periodic); }
 
 static PyObject *Sim_clear(SimObject *self, PyObject *noargs) {
   READY(self);
   psu_ring_clear(&self->d.events);
   psu_ring_clear(&self->d.latencies);
   psu_ring_clear(&self->d.series);
+  psu_ring_clear(&self->d.periodic);
   Py_RETURN_NONE;
 }
 
@@ -1023,7 +1032,8 @@ static PyObject *Sim_queue(SimObject *self, PyObject *arg) {
 static PyObject *Sim_counters(SimObject *self, PyObject *noargs) {
   READY(self);
   const psData *d = &self->d;
-  long long dropped = d->events.dropped + d->latencies.dropped + d->series.dropped;
+  long long dropped = d->events.dropped + d->latencies.dropped + d->series.dropped +
+                      d->periodic.dropped;
   return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:L,s:L}", "starving_expiries",
                        (long long)self->d.warn[PS_WARN_STARVING], "trace_dropped",
                        dropped, "forks",
@@ -1182,6 +1192,7 @@ static PyMethodDef Sim_methods[] = {
     {"table", (PyCFunction)Sim_table, METH_NOARGS, "(field names, int64 rows, task names)"},
     {"events", (PyCFunction)Sim_events, METH_NOARGS, "event records as bytes"},
     {"latencies", (PyCFunction)Sim_latencies, METH_NOARGS, "latency records as bytes"},
+    {"periodic", (PyCFunction)Sim_periodic, METH_NOARGS, "timed-op call records as bytes"},
     {"samples", (PyCFunction)Sim_samples, METH_NOARGS, "series samples as bytes"},
     {"clear", (PyCFunction)Sim_clear, METH_NOARGS, "empty the recorded buffers"},
     {"runqueue", (PyCFunction)Sim_runqueue, METH_O, "dict of a CPU's runqueue fields"},

@@ -1,7 +1,7 @@
 """The simulator's outputs as pandas DataFrames, decoded.
 
 ``sim.X_frame(...)`` is ``sim.X(...)`` as a DataFrame, with the same
-arguments, for X in stats, events, latencies, series and cpu_stats.  Every
+arguments, for X in stats, events, latencies, periodic, series and cpu_stats.  Every
 frame follows the same rules, so that none needs decoding by hand:
 
 - rows that are instants are indexed by ``time_s``, rows that are tasks by
@@ -147,6 +147,24 @@ def latencies(sim, pid=None):
         "cpu": rec["cpu"].astype(np.int64),
         "latency_s": _seconds(rec["latency_ns"]),
     }, index=pd.Index(_seconds(rec["time_ns"]), name="time_s"))
+
+
+def periodic(sim, pid=None):
+    """sim.periodic(pid) as a frame: one row per call of a timed op,
+    indexed by the time it began; a skipped work's finish is missing."""
+    pd = _pandas("periodic_frame()")
+    rec = sim.periodic(pid)
+    return pd.DataFrame({
+        "pid": rec["pid"].astype(np.int64),
+        "name": _names(sim, rec["pid"]),
+        "due_s": _seconds(rec["due_ns"]),
+        "latency_s": _seconds(rec["latency_ns"]),
+        "finish_s": np.where(rec["finish_ns"] < 0, np.nan, _seconds(rec["finish_ns"])),
+        "missed_latency_s": _seconds(rec["missed_latency_ns"]),
+        "met": rec["met"].astype(bool),
+        "missed": rec["missed"].astype(np.int64),
+        "dropped": rec["dropped"].astype(np.int64),
+    }, index=pd.Index(_seconds(rec["start_ns"]), name="start_s"))
 
 
 def series(sim, field):

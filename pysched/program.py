@@ -10,11 +10,12 @@ program is spawned in.  A Program is immutable once spawned only in the sense
 that the simulator keeps the version it was given.
 """
 from . import dist
-from ._checks import check_bool, check_name
+from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
 
 # op codes of csrc/program.h
-RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED = range(12)
+(RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED, PERIODIC, FRAME,
+ TIMER) = range(15)
 
 POLICIES = {"normal": 0, "fifo": 1, "rr": 2}
 MAX_LOOP_DEPTH = 8
@@ -40,6 +41,13 @@ def _check_channel(ch):
     return check_name("channel name", ch)
 
 
+def _work(what, work_us):
+    """A timed op's work in us: a number (named in errors) or a Dist."""
+    if not isinstance(work_us, dist.Dist):
+        work_us = dist.const(check_number(f"{what} work_us", work_us, 0, dist.MAX_NS / 1000))
+    return dist.duration({"us": work_us}, what)
+
+
 class Program:
     """A builder of workload programs (see the module docstring)."""
 
@@ -62,6 +70,39 @@ class Program:
     def io(self, **duration):
         """Uninterruptible sleep ended by a device interrupt after the duration."""
         return self._op(IO, d=dist.duration(duration, "io"))
+
+    def periodic(self, period_us, work_us, *, advance_us=0):
+        """One call of interbench's periodic_schedule(): compute for work_us
+        (a number or a distribution, in us), then sleep to the next
+        deadline, period_us after the last one (an absolute schedule: the
+        first call sets it from now).  A call that begins a whole period
+        late skips its work and counts the periods lost; one that finishes
+        late counts the deadlines it missed.  advance_us moves the deadline
+        on after the sleep without sleeping for it (interbench's X adds the
+        frame's work so: a wakeup later than that is latency).  Each call
+        leaves a record in sim.periodic(); in a loop(), the task is
+        periodic.  period_us: 0 (no sleep: the next call follows at once)
+        .. 2^31 - 1 us."""
+        period_us = _check_int("period_us", period_us, 0, 2**31 - 1)
+        advance_us = _check_int("advance_us", advance_us, 0, 2**31 - 1)
+        return self._op(PERIODIC, period_us, advance_us, _work("periodic", work_us))
+
+    def frame(self, work_us, deadline_us):
+        """One frame of interbench's Gaming: compute for work_us with a
+        deadline deadline_us after the frame begins; how late it finishes
+        is its latency (sim.periodic()).  No sleep."""
+        deadline_us = _check_int("deadline_us", deadline_us, 1, 2**31 - 1)
+        return self._op(FRAME, deadline_us, 0, _work("frame", work_us))
+
+    def timer(self, period_us, *, relative=False):
+        """rt-app's timer: sleep to the next period of the task's reference
+        (its start, then period_us further on each time).  A task already
+        past it goes on at once; relative=True then restarts the reference
+        from now, absolute (the default here; rt-app's JSON defaults to
+        relative) keeps the schedule and catches up.  period_us: 1 ..
+        2^31 - 1 us."""
+        period_us = _check_int("period_us", period_us, 1, 2**31 - 1)
+        return self._op(TIMER, period_us, int(check_bool("relative", relative)))
 
     def wait(self, channel):
         """Block until the channel is posted (a counting semaphore, FIFO waiters)."""
@@ -88,7 +129,8 @@ class Program:
             raise ValueError("end() without an open loop()")
         start = self._open[-1]
         body = [op[0] for op in self.ops[start + 1:]]
-        if self.ops[start][1] == 0 and not any(c in (RUN, SLEEP, IO, WAIT, EXIT) for c in body):
+        if self.ops[start][1] == 0 and not any(c in (RUN, SLEEP, IO, WAIT, EXIT, PERIODIC, FRAME, TIMER)
+                                               for c in body):
             raise ValueError(
                 "an endless loop needs a run, sleep, io, wait or exit in its body, "
                 "or it would spin without time passing"
@@ -129,5 +171,6 @@ class Program:
         return len(self.ops)
 
     def __repr__(self):
-        names = "run sleep io wait post loop end fork exit yield nice setscheduler".split()
+        names = ("run sleep io wait post loop end fork exit yield nice setscheduler periodic frame "
+                 "timer").split()
         return "Program(" + ", ".join(names[op[0]] for op in self.ops) + ")"

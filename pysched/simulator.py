@@ -7,7 +7,7 @@ import threading
 import numpy as np
 
 from . import _core, _display, build, frames
-from ._records import EVENT_DTYPE, LATENCY_DTYPE, SAMPLE_DTYPE
+from ._records import EVENT_DTYPE, LATENCY_DTYPE, PERIODIC_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
 from ._lookup import pid_named
@@ -413,6 +413,22 @@ class Simulator:
             return rec["latency_ns"].copy()
         return rec.copy()
 
+    def periodic(self, pid=None):
+        """The calls of the timed ops (Program.periodic, frame), in order
+        (one task's, or all): a structured array of start_ns (the call
+        began: the task ran after its wakeup), due_ns (when it was due to
+        begin: its deadline, the target of the sleep before it), latency_ns (start minus when it was due to start: the
+        timer's expiry plus any advance; a frame: how late its work
+        finished), finish_ns (its work done; -1: skipped, the call began a
+        whole period late), missed_latency_ns (periods lost x the period),
+        pid, met (finished by the next deadline), missed (deadlines missed
+        by the call), dropped (bursts dropped).  Kept like latencies():
+        with record="counters" the newest when the buffer is full."""
+        rec = np.frombuffer(self._core.periodic(), dtype=PERIODIC_DTYPE)
+        if pid is not None:
+            rec = rec[rec["pid"] == self._pid(pid)]
+        return rec.copy()
+
     def events(self):
         """The event log: time_ns, cpu, kind, pid, other, prio, value, a
         read-only snapshot.  `kind` is an index into pysched.EVENT_KINDS;
@@ -448,7 +464,7 @@ class Simulator:
         return np.frombuffer(self._core.samples(), dtype=SAMPLE_DTYPE)
 
     def clear_records(self):
-        """Empty the event log, latency and series buffers."""
+        """Empty the event log, latency, periodic and series buffers."""
         self._core.clear()
 
     def runqueue(self, cpu=0):
@@ -542,6 +558,12 @@ class Simulator:
         """latencies(pid) as a DataFrame indexed by time_s (when the task
         started to run): pid, name, cpu, latency_s."""
         return frames.latencies(self, pid)
+
+    def periodic_frame(self, pid=None):
+        """periodic(pid) as a DataFrame indexed by start_s (when the call
+        began): pid, name, due_s, latency_s, finish_s (missing: the work
+        was skipped), missed_latency_s, met (bool), missed, dropped."""
+        return frames.periodic(self, pid)
 
     def series_frame(self, field):
         """series(field) as a DataFrame indexed by time_s (series_times()

@@ -74,7 +74,7 @@ static void ring_push(const psModel *m, psData *d, psRing *r, const void *rec, c
   /* with counters only (no event log), a run must go on for ever in bounded
    * memory: the latency records then keep the newest, while the per-task
    * latency counters stay exact */
-  int overwrite = m->overwrite || (r == &d->latencies && !m->rec_events);
+  int overwrite = m->overwrite || ((r == &d->latencies || r == &d->periodic) && !m->rec_events);
   int rc = psu_ring_push(r, rec, m->max_trace_bytes, overwrite);
   if (rc == PS_RING_OK || d->trace_full || d->failed) return;
   d->trace_full = 1;
@@ -85,6 +85,10 @@ static void ring_push(const psModel *m, psData *d, psRing *r, const void *rec, c
              (long long)m->max_trace_bytes);
   else
     snprintf(d->errmsg, sizeof d->errmsg, "out of memory while recording %s", what);
+}
+
+void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r) {
+  ring_push(m, d, &d->periodic, r, "periodic");
 }
 
 /* Count one piece of zero-time work at the current instant. */
@@ -186,6 +190,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   memset(d, 0, sizeof(*d));
   psu_ring_init(&d->events, sizeof(psEventRec));
   psu_ring_init(&d->latencies, sizeof(psLatencyRec));
+  psu_ring_init(&d->periodic, sizeof(psPeriodicRec));
   psu_ring_init(&d->series, sizeof(psSampleRec));
   psu_ring_init(&d->exited, sizeof(psTask));
   d->next_pid = 1;
@@ -225,6 +230,7 @@ void ps_data_free(psData *d) {
   psu_heap_free(&d->heap);
   psu_ring_free(&d->events);
   psu_ring_free(&d->latencies);
+  psu_ring_free(&d->periodic);
   psu_ring_free(&d->series);
   psu_ring_free(&d->exited);
   memset(d, 0, sizeof(*d));
@@ -249,6 +255,7 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
   bad |= psu_heap_copy(&dst->heap, &src->heap);
   bad |= psu_ring_copy(&dst->events, &src->events);
   bad |= psu_ring_copy(&dst->latencies, &src->latencies);
+  bad |= psu_ring_copy(&dst->periodic, &src->periodic);
   bad |= psu_ring_copy(&dst->series, &src->series);
   bad |= psu_ring_copy(&dst->exited, &src->exited);
   if (bad) {
@@ -368,6 +375,7 @@ psTask *ps_new_task(const psModel *m, psData *d, int prog) {
   t->pid = d->next_pid++;
   t->ps.prog = prog;
   t->ps.pc = m->progs[prog].first;
+  t->ps.deadline_ns = t->ps.timer_ns = -1;
   t->start_ns = d->now_ns;
   t->since_ns = d->now_ns;
   t->acct = PS_ACCT_WAIT;

@@ -29,6 +29,8 @@ void ps_count_action(psData *d);
 
 /* Queue a timer or I/O completion of task p at t. */
 void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p);
+/* Keep one timed-op call's record (trace.h). */
+void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r);
 
 /* A new task (pid next in line, in a reaped task's slot or a new one)
  * running prog, state and accounting blank; NULL after ps_fail when memory

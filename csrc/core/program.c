@@ -23,6 +23,14 @@ int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, i
   for (int i = 0; i < n; i++) {
     const psOp *o = &ops[i];
     switch (o->kind) {
+      case PS_OP_PERIODIC: case PS_OP_FRAME: case PS_OP_TIMER:
+        if (o->arg < (o->kind == PS_OP_PERIODIC ? 0 : 1) || o->arg2 < 0 ||
+            (o->kind == PS_OP_TIMER && o->arg2 > 1) || (o->kind == PS_OP_FRAME && o->arg2)) {
+          snprintf(err, errlen, "op %d: bad interval %d us / second argument %d", i, o->arg, o->arg2);
+          return -1;
+        }
+        if (o->kind == PS_OP_TIMER) break;
+        /* fall through: the work's distribution */
       case PS_OP_RUN: case PS_OP_SLEEP: case PS_OP_IO:
         if (o->d.kind < PS_DIST_CONST || o->d.kind > PS_DIST_NORMAL || !isfinite(o->d.a) ||
             !isfinite(o->d.b) || o->d.a < 0 || o->d.b < 0) {

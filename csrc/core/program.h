@@ -40,6 +40,12 @@ enum {
   PS_OP_YIELD = 9,
   PS_OP_NICE = 10,     /* arg: nice value */
   PS_OP_SETSCHED = 11, /* arg: PS_SCHED_*, arg2: rt_priority */
+  PS_OP_PERIODIC = 12, /* interbench's periodic_schedule: arg interval us, arg2 deadline advance
+                          us, d the work; a call runs the work, then sleeps to the next deadline */
+  PS_OP_FRAME = 13,    /* interbench's Gaming frame: d the work, arg its deadline in us after
+                          the frame starts; no sleep */
+  PS_OP_TIMER = 14,    /* rt-app's timer: sleep to the task's reference + arg us; arg2 1:
+                          relative (a late task restarts the reference from now) */
   PS_NOPS
 };
 
@@ -63,6 +69,16 @@ typedef struct psProgState {
   int32_t loop_depth;
   int32_t op_left;            /* repetitions left of a multi-step op (fork n), 0 none */
   psLoopFrame loop[PS_LOOP_DEPTH];
+  /* the timed ops (periodic, frame, timer) */
+  int32_t phase;              /* 0: a periodic/frame call begins, 1: its work is done */
+  int32_t pad;
+  int64_t deadline_ns;        /* periodic: the next deadline, -1 before the first call */
+  int64_t due_begin_ns;       /* periodic: when the next call is due to begin (the sleep's
+                                 target) */
+  int64_t due_start_ns;       /* ... and when it counts as late from (the timer's expiry
+                                 plus the deadline advance) */
+  int64_t call_ns, call_due_ns, call_lat_ns;  /* the current call: start, deadline, latency */
+  int64_t timer_ns;           /* timer: the reference, -1 before the first */
 } psProgState;
 
 /* What a program asks of the machine: the syscalls, with their arguments. */
@@ -79,6 +95,9 @@ enum {
   PS_SYS_NICE,         /* arg: nice */
   PS_SYS_SETSCHED,     /* arg: PS_SCHED_*, arg2: rt_priority */
   PS_SYS_AFFINITY,     /* mask: cpus_allowed (from Python only) */
+  PS_SYS_PERIODIC,     /* ns: the work (drawn as a call begins), arg: interval us, arg2: advance us */
+  PS_SYS_FRAME,        /* ns: the work, arg: deadline us */
+  PS_SYS_TIMER,        /* arg: period us, arg2: relative */
 };
 
 typedef struct psSyscall {
@@ -165,11 +184,21 @@ static inline psSyscall psu_program_next(const psOp *ops, const psProgram *prog,
       r.arg = o->arg;
       s->pc++;
       break;
-    default: /* PS_OP_SETSCHED */
+    case PS_OP_SETSCHED:
       r.kind = PS_SYS_SETSCHED;
       r.arg = o->arg;
       r.arg2 = o->arg2;
       s->pc++;
+      break;
+    default:
+      /* the timed ops: the engine, which knows the time, steps them and
+       * moves the pc on when a call is complete */
+      r.kind = o->kind == PS_OP_PERIODIC ? PS_SYS_PERIODIC
+               : o->kind == PS_OP_FRAME  ? PS_SYS_FRAME
+                                         : PS_SYS_TIMER;
+      r.arg = o->arg;
+      r.arg2 = o->arg2;
+      if (o->kind != PS_OP_TIMER && s->phase == 0) r.ns = psu_dist_sample(&o->d, rng);
       break;
   }
   return r;

@@ -129,6 +129,7 @@ typedef struct psData {
   psSourceState *src;
   int32_t nsrc;
   psRing events, latencies, series;
+  psRing periodic;          /* psPeriodicRec of the timed ops' calls */
   int64_t warn[PS_NWARN];
   int64_t nr_forks, nr_exits;
   /* A failure inside a step (task limit, livelock): set, the step stops

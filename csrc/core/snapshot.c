@@ -16,7 +16,7 @@
 #include "engine_internal.h"
 
 #define MAGIC "PSCHED02"
-#define FORMAT_VERSION 3
+#define FORMAT_VERSION 4
 #define NAME_LEN PS_SNAPSHOT_NAME
 
 /* ---- FNV-1a 64 ---- */
@@ -124,6 +124,7 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   put(&w, d->heap.e, (size_t)d->heap.n * sizeof(psEvt));
   put_ring(&w, &d->events);
   put_ring(&w, &d->latencies);
+  put_ring(&w, &d->periodic);
   put_ring(&w, &d->series);
   put_ring(&w, &d->exited);
   if (!w.bad) put_i64(&w, (int64_t)fnv(FNV_BASIS, w.buf, w.n));
@@ -266,6 +267,14 @@ static int program_state_ok(const psModel *m, const psTask *t) {
     if (s->loop[k].op < pr->first || s->loop[k].op >= pr->first + pr->n ||
         m->ops[s->loop[k].op].kind != PS_OP_LOOP || s->loop[k].left < -1)
       return 0;
+  /* a timed op's call is half done only at a periodic or frame op */
+  if (s->phase != 0 && (s->phase != 1 || s->pc >= pr->first + pr->n ||
+                        (m->ops[s->pc].kind != PS_OP_PERIODIC && m->ops[s->pc].kind != PS_OP_FRAME)))
+    return 0;
+  if (s->pad || (s->deadline_ns != -1 && !time_ok(s->deadline_ns)) ||
+      (s->timer_ns != -1 && !time_ok(s->timer_ns)) || !time_ok(s->due_start_ns) || !time_ok(s->due_begin_ns) ||
+      !time_ok(s->call_ns) || !time_ok(s->call_due_ns) || s->call_lat_ns < 0)
+    return 0;
   return 1;
 }
 
@@ -472,6 +481,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   d->heap.cap = dd.heap.n ? dd.heap.n : 1;
   if (get_ring(&r, &d->events, sizeof(psEventRec)) ||
       get_ring(&r, &d->latencies, sizeof(psLatencyRec)) ||
+      get_ring(&r, &d->periodic, sizeof(psPeriodicRec)) ||
       get_ring(&r, &d->series, sizeof(psSampleRec)) ||
       get_ring(&r, &d->exited, sizeof(psTask)) || d->exited.n > m->keep_exited || r.left)
     goto bad;

@@ -14,6 +14,122 @@ static void do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
   ps_push_task_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, p);
 }
 
+/* A timer to an absolute time t > now: it expires at the first tick at or
+ * after t.  Returns the expiry. */
+static int64_t do_sleep_until(const psModel *m, psData *d, psTask *p, int64_t t) {
+  uint64_t j = (uint64_t)((t + m->tick_ns - 1) / m->tick_ns);
+  if (j <= d->jiffies) j = d->jiffies + 1;
+  p->state = PS_TASK_INTERRUPTIBLE;
+  ps_push_task_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, p);
+  return ps_jiffy_time(m, j);
+}
+
+/* Periods lost: interbench's "intervals = (current_time - deadline) /
+ * interval + 1" for a deadline already passed. */
+static int64_t periods_lost(int64_t now, int64_t deadline, int64_t interval) {
+  return (now - deadline) / interval + 1;
+}
+
+/* One step of a periodic op, interbench 0.31's periodic_schedule() (read
+ * from ckolivas/interbench, interbench.c) on the engine's clock, in ns:
+ * phase 0 as the call begins (the task runs after its wakeup), phase 1
+ * when its work is done.  The timekeeping thread that measures the
+ * oversleep is the timer's own expiry: the wakeup latency is the start
+ * minus that expiry (plus the advance the caller added to the deadline, X's
+ * quirk).  Returns 1 when the task blocks or computes, 0 when it goes on. */
+static int do_periodic(const psModel *m, psData *d, psTask *p, const psSyscall *sc) {
+  psProgState *s = &p->ps;
+  int64_t now = d->now_ns, interval = (int64_t)sc->arg * 1000, advance = (int64_t)sc->arg2 * 1000;
+  psPeriodicRec r = {0};
+  if (s->phase == 0) {
+    if (s->deadline_ns < 0) s->deadline_ns = s->due_begin_ns = s->due_start_ns = now;
+    s->call_ns = now;
+    s->call_due_ns = s->due_begin_ns;
+    s->call_lat_ns = now > s->due_start_ns ? now - s->due_start_ns : 0;
+    if (!(interval && now > s->deadline_ns + interval)) {
+      s->phase = 1;
+      p->burst_left_ns = sc->ns;
+      return sc->ns > 0;
+    }
+    /* "We missed the deadline even before we consumed cpu" */
+    s->deadline_ns += interval;
+    int64_t n = periods_lost(now, s->deadline_ns, interval);
+    r.missed = (int32_t)n;
+    r.dropped = (int32_t)n;
+    r.missed_latency_ns = n * interval;
+    s->deadline_ns += n * interval;
+    r.finish_ns = -1;
+  } else {
+    r.finish_ns = now;
+    s->deadline_ns += interval;
+    if (s->deadline_ns >= now) {
+      r.met = 1;
+    } else if (interval) {
+      int64_t n = periods_lost(now, s->deadline_ns, interval);
+      r.missed = (int32_t)n;
+      r.missed_latency_ns = n * interval;
+      s->deadline_ns += n * interval;
+      if (n > 1) r.dropped = (int32_t)n;
+    } else {
+      s->deadline_ns = now;  /* out_nosleep */
+    }
+  }
+  r.start_ns = s->call_ns;
+  r.due_ns = s->call_due_ns;
+  r.latency_ns = s->call_lat_ns;
+  r.pid = p->pid;
+  ps_record_periodic(m, d, &r);
+  s->phase = 0;
+  s->pc++;
+  int slept = s->deadline_ns > now;
+  s->due_begin_ns = slept ? s->deadline_ns : now;
+  s->due_start_ns = (slept ? do_sleep_until(m, d, p, s->deadline_ns) : now) + advance;
+  s->deadline_ns += advance;
+  return slept;
+}
+
+/* interbench's Gaming frame: work with a deadline `arg` us after the frame
+ * begins; the lateness of its end is the frame's latency. */
+static int do_frame(const psModel *m, psData *d, psTask *p, const psSyscall *sc) {
+  psProgState *s = &p->ps;
+  int64_t now = d->now_ns;
+  if (s->phase == 0) {
+    s->call_ns = now;
+    s->call_due_ns = now + (int64_t)sc->arg * 1000;
+    s->phase = 1;
+    p->burst_left_ns = sc->ns;
+    return sc->ns > 0;
+  }
+  psPeriodicRec r = {0};
+  r.start_ns = s->call_ns;
+  r.due_ns = s->call_due_ns;
+  r.latency_ns = now > s->call_due_ns ? now - s->call_due_ns : 0;
+  r.finish_ns = now;
+  r.met = r.latency_ns == 0;
+  r.pid = p->pid;
+  ps_record_periodic(m, d, &r);
+  s->phase = 0;
+  s->pc++;
+  return 0;
+}
+
+/* rt-app's timer (rt-app.c, case rtapp_timer): the next period of the
+ * task's reference, which starts when the task does; a task already past it
+ * goes on at once, and in relative mode restarts the reference from now. */
+static int do_timer(const psModel *m, psData *d, psTask *p, const psSyscall *sc) {
+  psProgState *s = &p->ps;
+  int64_t now = d->now_ns;
+  if (s->timer_ns < 0) s->timer_ns = p->start_ns;
+  s->timer_ns += (int64_t)sc->arg * 1000;
+  s->pc++;
+  if (s->timer_ns > now) {
+    do_sleep_until(m, d, p, s->timer_ns);
+    return 1;
+  }
+  if (sc->arg2) s->timer_ns = now;
+  return 0;
+}
+
 static void do_io(psData *d, psTask *p, int64_t ns) {
   p->state = PS_TASK_UNINTERRUPTIBLE;
   ps_push_task_event(d, d->now_ns + ns, PS_EV_IO, p);
@@ -170,6 +286,13 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
     case PS_SYS_SETSCHED:
       m->hooks.set_scheduler(m, d, p, sc->arg, sc->arg2);
       return 0;
+    case PS_SYS_PERIODIC: case PS_SYS_FRAME: case PS_SYS_TIMER: {
+      int rc = sc->kind == PS_SYS_PERIODIC ? do_periodic(m, d, p, sc)
+               : sc->kind == PS_SYS_FRAME  ? do_frame(m, d, p, sc)
+                                           : do_timer(m, d, p, sc);
+      if (rc && p->state != PS_TASK_RUNNING) ps_resched_cpu(d, p->cpu);
+      return rc;
+    }
     default: /* PS_SYS_AFFINITY */
       do_affinity(m, d, p, sc->mask);
       return 0;

@@ -44,6 +44,22 @@ typedef struct psLatencyRec {
   int32_t cpu;
 } psLatencyRec;
 
+/* One call of a periodic op (interbench's periodic_schedule) or frame op. */
+typedef struct psPeriodicRec {
+  int64_t start_ns;           /* when the call began: the task ran after its wakeup */
+  int64_t due_ns;             /* when it was due to begin: its deadline (before any advance:
+                                 the target of the sleep that preceded it) */
+  int64_t latency_ns;         /* start - when it was due to start (the timer's expiry plus
+                                 the deadline advance), 0 if not later; a frame: how late
+                                 its work finished */
+  int64_t finish_ns;          /* when its work was done; -1: skipped, a whole period late */
+  int64_t missed_latency_ns;  /* periods lost x the interval */
+  int32_t pid;
+  int32_t met;                /* its work finished by the next deadline */
+  int32_t missed;             /* deadlines missed by this call */
+  int32_t dropped;            /* bursts dropped (interbench's missed_burns increment) */
+} psPeriodicRec;  /* 56 bytes, no padding */
+
 /* A ring of fixed-size records. */
 typedef struct psRing {
   unsigned char *buf;
