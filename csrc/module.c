@@ -208,6 +208,23 @@ static PyObject *field_list(const psFieldInfo *f, int n) {
   return l;
 }
 
+/* The names of the task fields (generic, then the policy's) read as
+ * unsigned 64-bit values (PS_F_U64: cpus_allowed). */
+static PyObject *unsigned_fields(const psPolicy *pol) {
+  PyObject *l = PyList_New(0);
+  for (int k = 0; l && k < 2; k++) {
+    const psFieldInfo *f = k ? pol->task_fields : ps_task_fields;
+    int n = k ? pol->ntask_fields : ps_ntask_fields;
+    for (int i = 0; i < n; i++) {
+      if (f[i].type != PS_F_U64) continue;
+      PyObject *name = PyUnicode_FromString(f[i].name);
+      if (!name || PyList_Append(l, name)) { Py_XDECREF(name); Py_CLEAR(l); break; }
+      Py_DECREF(name);
+    }
+  }
+  return l;
+}
+
 /* ---- module functions ---- */
 
 static PyObject *preset_tuple(const psPreset *p) {
@@ -238,7 +255,7 @@ static PyObject *name_list(const char *const *names) {
 
 /* policy_info(preset, hz=0) -> dict: params (name, default, min, max, unit,
  * doc, hz_scaled) for that preset at that HZ (0: its default), the
- * state-field tables, the headline fields, the queue columns (name,
+ * state-field tables and the names of the unsigned 64-bit task fields, the headline fields, the queue columns (name,
  * labels) and the formulas (name, args, doc). */
 static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
   PyObject *name;
@@ -283,11 +300,12 @@ static PyObject *mod_policy_info(PyObject *self, PyObject *args) {
     Py_XDECREF(formulas);
     return NULL;
   }
-  return Py_BuildValue("{s:s,s:s,s:s,s:i,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:i}", "preset", pre->name,
+  return Py_BuildValue("{s:s,s:s,s:s,s:i,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:i}", "preset", pre->name,
                        "policy", pol->name, "doc", pol->doc, "hz", model_hz, "params", params,
                        "task_fields", field_list(pol->task_fields, pol->ntask_fields), "rq_fields",
                        field_list(pol->rq_fields, pol->nrq_fields), "generic_fields",
-                       field_list(ps_task_fields, ps_ntask_fields), "headline",
+                       field_list(ps_task_fields, ps_ntask_fields), "unsigned_fields",
+                       unsigned_fields(pol), "headline",
                        name_list(pol->headline), "queue_columns", columns, "formulas", formulas,
                        "max_prio", pol->max_prio);
 }
@@ -890,7 +908,7 @@ static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
 static PyObject *task_dict(SimObject *self, const psTask *t) {
   PyObject *d = PyDict_New();
   for (int i = 0; d && i < ps_nfields(&self->m); i++) {
-    PyObject *o = PyLong_FromLongLong(ps_task_value(&self->m, &self->d, t, i));
+    PyObject *o = pyp_field_value(ps_field_info(&self->m, i), ps_task_value(&self->m, &self->d, t, i));
     if (!o || PyDict_SetItemString(d, ps_field_info(&self->m, i)->name, o)) Py_CLEAR(d);
     Py_XDECREF(o);
   }
@@ -995,7 +1013,7 @@ static PyObject *Sim_runqueue(SimObject *self, PyObject *arg) {
                               "ticks", (long long)c->ticks, "busy_ticks", (long long)c->busy_ticks,
                               "busy_ns", (long long)c->busy_ns);
   for (int i = 0; d && i < pol->nrq_fields; i++) {
-    PyObject *o = PyLong_FromLongLong(psu_field_read(rq, &pol->rq_fields[i]));
+    PyObject *o = pyp_field_value(&pol->rq_fields[i], psu_field_read(rq, &pol->rq_fields[i]));
     if (!o || PyDict_SetItemString(d, pol->rq_fields[i].name, o)) { Py_XDECREF(o); Py_CLEAR(d); }
     Py_XDECREF(o);
   }

@@ -908,7 +908,7 @@ static PyObject *TaskView_getattro(TaskView *self, PyObject *name) {
     return PyObject_GenericGetAttr((PyObject *)self, name);
   }
   psTask *t = view_task(self);
-  return t ? PyLong_FromLongLong(ps_task_value(c->m, c->d, t, i)) : NULL;
+  return t ? pyp_field_value(ps_field_info(c->m, i), ps_task_value(c->m, c->d, t, i)) : NULL;
 }
 
 /* What a policy may set: prio, static_prio, time_slice, cpu (of a task

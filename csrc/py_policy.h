@@ -9,6 +9,13 @@
 
 #include "pysched.h"
 
+/* A field's value (psu_field_read, ps_task_value: the bits in an int64) as
+ * a Python int: a PS_F_U64 field unsigned. */
+static inline PyObject *pyp_field_value(const psFieldInfo *f, int64_t v) {
+  return f->type == PS_F_U64 ? PyLong_FromUnsignedLongLong((unsigned long long)v)
+                             : PyLong_FromLongLong(v);
+}
+
 /* Add the types PolicyDef, PolicyContext, Task and Runqueue to the module.
  * state_error is raised by views whose simulator is gone. */
 int pyp_add_types(PyObject *module, PyObject *state_error);

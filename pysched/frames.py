@@ -14,8 +14,7 @@ frame follows the same rules, so that none needs decoding by hand:
   every name of its table as a category;
 - a task is named beside its pid (``name``; "<idle>" for pid 0, NA for a
   task whose record was dropped, see ``keep_exited``);
-- ``cpus_allowed`` is the bit mask as a uint64 (in the int64 of the
-  arrays, CPU 63's bit makes it negative);
+- ``cpus_allowed`` is the bit mask as a uint64, as in sim.stats();
 - what the arrays mark with a sentinel is missing (NA, or NaN for floats):
   ``exit_s`` of a live task, ``ppid`` of a task spawned from Python, and in
   the event log whatever pysched.EVENT_FIELDS says a kind does not use, or
@@ -102,9 +101,6 @@ def stats(sim):
             columns[f] = _nullable(pd, v, v == 0)
         elif f == "on_rq":
             columns[f] = v.astype(bool)
-        elif f == "cpus_allowed":
-            # a bit mask: in int64, CPU 63's bit made it negative
-            columns[f] = v.view(np.uint64)
         elif f == "exit_ns":
             columns["exit_s"] = np.where(exited, _seconds(v), np.nan)
         else:

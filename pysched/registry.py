@@ -25,8 +25,9 @@ def preset_params(preset, hz=None):
 
 def policy_info(preset, hz=None):
     """What the core declares about a preset's policy: its name and doc, the
-    default HZ, parameters, task / runqueue fields, headline fields,
-    queue columns and formulas, as a dict."""
+    default HZ, parameters, task / runqueue fields (``unsigned_fields``
+    names the task fields read as unsigned 64-bit values: the bit mask
+    cpus_allowed), headline fields, queue columns and formulas, as a dict."""
     preset = _check_preset(preset)
     if hz is not None:
         hz = check_int("hz", hz, 1, 100_000)

@@ -143,6 +143,8 @@ class Simulator:
         self._queue_columns = info["queue_columns"]
         self._rq_fields = [f[0] for f in info["rq_fields"]]
         self._task_fields = [f[0] for f in info["generic_fields"] + info["task_fields"]]
+        # read as uint64 (a bit mask: CPU 63's bit would make an int64 negative)
+        self._unsigned_fields = frozenset(info["unsigned_fields"])
         # checked whatever `record` is: a mistake shows before it matters
         if series_fields is None:
             series_fields = ["prio", "time_slice", "state"] + [f[0] for f in info["task_fields"]]
@@ -389,7 +391,8 @@ class Simulator:
         """One row per task (pid order), live ones and the last
         ``keep_exited`` exited ones: a structured array with every counter
         and field as int64 (pid, cpu_ns, wait_ns, sleep_ns, nr_switches,
-        nr_wakeups, exit_ns, ...) plus name."""
+        nr_wakeups, exit_ns, ...) plus name; the bit mask cpus_allowed is
+        a uint64 (bit i: CPU i, 63 included)."""
         names, raw, tnames = self._core.table()
         n = len(tnames)
         matrix = np.frombuffer(raw, dtype=np.int64).reshape(n, len(names))
@@ -397,10 +400,12 @@ class Simulator:
         matrix = matrix[order]
         tnames = [tnames[k] for k in order]
         width = max([len(s) for s in tnames] + [1])
-        dt = [(f, np.int64) for f in names] + [("nr_switches", np.int64), ("name", f"U{width}")]
+        dt = [(f, np.uint64 if f in self._unsigned_fields else np.int64) for f in names]
+        dt += [("nr_switches", np.int64), ("name", f"U{width}")]
         out = np.zeros(n, dtype=dt)
         for i, f in enumerate(names):
-            out[f] = matrix[:, i]
+            # the core's int64 holds an unsigned field's bits: view, not convert
+            out[f] = matrix[:, i].view(out.dtype[f])
         out["nr_switches"] = out["nvcsw"] + out["nivcsw"]
         out["name"] = tnames
         return out
@@ -446,7 +451,8 @@ class Simulator:
     def series(self, field):
         """Samples of a task field: a float array (samples x tasks) with a
         column per pid (1, 2, ...) and NaN where the task did not exist
-        (not yet, or no more)."""
+        (not yet, or no more); cpus_allowed as the unsigned mask it is in
+        stats(), rounded to a float as every sample is."""
         if self.record != "series":
             raise _core.StateError("series are off: create the Simulator with record='series'")
         if field not in self._series_fields:
@@ -457,7 +463,10 @@ class Simulator:
         times, row = np.unique(rec["time_ns"], return_inverse=True)
         ntasks = self._core.ntasks
         out = np.full((len(times), ntasks), np.nan)
-        out[row, rec["pid"] - 1] = rec["value"]
+        value = rec["value"]
+        if field in self._unsigned_fields:
+            value = value.view(np.uint64)
+        out[row, rec["pid"] - 1] = value
         return out
 
     def _samples(self):

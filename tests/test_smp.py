@@ -1,5 +1,8 @@
 """Several CPUs: per-CPU runqueues and the 2.5 load balancer (fact sheet
 §5.10, §7), for every policy of the O(1) family, which shares it."""
+import importlib.util
+import pickle
+
 import numpy as np
 import pytest
 
@@ -230,6 +233,49 @@ def test_sixty_four_cpus_spread_a_hundred_and_twenty_eight_hogs(preset):
     shares = np.array([sim.task(p).cpu_ns for p in pids]) / 13e9
     # every CPU busy nearly all along, and nobody starved while spreading
     assert shares.sum() == pytest.approx(64, rel=0.05) and shares.min() > 0.3
+
+
+SEEN_MASKS = {}
+
+
+class WatchesMasks(ps.examples.RoundRobin):
+    """A round robin that notes the cpus_allowed its task views show."""
+    name = "rr-watches-masks"
+
+    def tick(self, cpu, p):
+        if not p.is_idle:
+            SEEN_MASKS[p.pid] = p.cpus_allowed
+        super().tick(cpu, p)
+
+
+def test_the_affinity_mask_of_sixty_four_cpus_reads_unsigned_on_every_path():
+    """CPU 63's bit is the sign bit of an int64: every path reads the mask
+    as the uint64 it is -- stats(), task(), series(), the frames, a copy,
+    a pickle and a Python policy's view of the task."""
+    everywhere, ends = 2**64 - 1, 1 + 2**63
+    SEEN_MASKS.clear()
+    for preset in ("linux-2.5.65", WatchesMasks):
+        sim = ps.Simulator(preset, cpus=64, record="series", series_fields=["cpus_allowed"])
+        a = sim.spawn(ps.programs.cpu_hog())
+        b = sim.spawn(ps.programs.cpu_hog(), cpus_allowed=[0, 63])
+        sim.run(seconds=0.05)
+        st = sim.stats()
+        assert st.dtype["cpus_allowed"] == np.uint64
+        assert st["cpus_allowed"].tolist() == [everywhere, ends]
+        assert (sim.task(a).cpus_allowed, sim.task(b).cpus_allowed) == (everywhere, ends)
+        assert sim.task(b).cpus_allowed >> 63 & 1 and (sim.task(a).cpus_allowed).bit_count() == 64
+        assert sim.series("cpus_allowed")[-1].tolist() == [float(everywhere), float(ends)]
+        for twin in (sim.copy(), pickle.loads(pickle.dumps(sim))):
+            assert twin.stats().dtype == st.dtype and twin.stats().tobytes() == st.tobytes()
+            assert twin.task(a).cpus_allowed == everywhere
+        sim.set_affinity(b, [63])
+        assert sim.stats()["cpus_allowed"].tolist() == [everywhere, 2**63]
+        if importlib.util.find_spec("pandas"):
+            frame = sim.stats_frame()
+            assert str(frame["cpus_allowed"].dtype) == "uint64"
+            assert frame["cpus_allowed"].tolist() == [everywhere, 2**63]
+    assert SEEN_MASKS == {a: everywhere, b: ends}
+    assert ps.policy_info("linux-2.5.65")["unsigned_fields"] == ["cpus_allowed"]
 
 
 @pytest.mark.parametrize("preset", ["linux-2.5.64", "linux-2.5.65", "houston-2003"])

@@ -27,7 +27,7 @@ const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(nice, PS_F_I32, "nice value -20..19"),
     TASK_FIELD(time_slice, PS_F_I32, "ticks left in the timeslice"),
     TASK_FIELD(cpu, PS_F_I32, "CPU it runs or last ran on"),
-    TASK_FIELD(cpus_allowed, PS_F_I64, "affinity: bit i set if it may run on CPU i"),
+    TASK_FIELD(cpus_allowed, PS_F_U64, "affinity: bit i set if it may run on CPU i"),
     TASK_FIELD(on_rq, PS_F_I32, "1 if queued on its CPU's runqueue (runnable)"),
     TASK_FIELD(cpu_ns, PS_F_I64, "CPU time, ns"),
     TASK_FIELD(wait_ns, PS_F_I64, "runnable but waiting, ns"),

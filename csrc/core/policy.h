@@ -26,8 +26,10 @@ typedef struct psParamInfo {
   const char *doc;
 } psParamInfo;
 
-/* Field types of state tables. */
-enum { PS_F_I32 = 0, PS_F_U32 = 1, PS_F_I64 = 2 };
+/* Field types of state tables.  PS_F_U64 is the engine's (a bit mask,
+ * cpus_allowed: read as unsigned, so that CPU 63's bit does not make it
+ * negative); a policy's fields are I32, U32 or I64. */
+enum { PS_F_I32 = 0, PS_F_U32 = 1, PS_F_I64 = 2, PS_F_U64 = 3 };
 
 /* Where a field's offset points. */
 enum {
