@@ -1,11 +1,13 @@
 """The simulator's outputs as pandas DataFrames, decoded.
 
 ``sim.X_frame(...)`` is ``sim.X(...)`` as a DataFrame, with the same
-arguments, for X in stats, events, latencies, periodic, series and cpu_stats.  Every
-frame follows the same rules, so that none needs decoding by hand:
+arguments, for X in stats, events, latencies, periodic, series, cpu_stats
+and counters.  Every frame follows the same rules, so that none needs
+decoding by hand:
 
 - rows that are instants are indexed by ``time_s``, rows that are tasks by
-  ``pid``, rows that are CPUs by ``cpu``;
+  ``pid``, rows that are CPUs by ``cpu``, rows that are counters by
+  ``counter`` (the counter's name);
 - every ``*_ns`` column becomes ``*_s``, float seconds; the other columns
   keep their units (ticks, jiffies, counts);
 - codes are pandas Categoricals of their names: ``state``
@@ -193,3 +195,15 @@ def cpu_stats(sim):
     return pd.DataFrame({_seconds_column(f): _seconds(st[f]) if f.endswith("_ns") else st[f]
                          for f in st.dtype.names if f != "cpu"},
                         index=pd.Index(st["cpu"], name="cpu"))
+
+
+def counters(sim):
+    """sim.counters() as a frame: one row per counter, indexed by its name
+    (``counter``), in the order counters() gives them, its count in
+    ``value``."""
+    pd = _pandas("counters_frame()")
+    c = sim.counters()
+    # counts (int64); a counter of ns would be one of seconds, as a column is
+    names = [_seconds_column(k) for k in c]
+    values = [float(_seconds(v)) if k.endswith("_ns") else v for k, v in c.items()]
+    return pd.DataFrame({"value": np.array(values)}, index=pd.Index(names, name="counter"))

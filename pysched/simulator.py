@@ -583,6 +583,11 @@ class Simulator:
         """cpu_stats() as a DataFrame indexed by cpu, times in seconds."""
         return frames.cpu_stats(self)
 
+    def counters_frame(self):
+        """counters() as a DataFrame indexed by counter (its name), one
+        row per counter, its count in the column value."""
+        return frames.counters(self)
+
     def __repr__(self):
         return _display.simulator_repr(self)
 

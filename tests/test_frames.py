@@ -79,6 +79,16 @@ def test_every_ns_column_is_in_seconds_under_an_s_name(pd):
     assert list(cpus["ticks"]) == list(raw["ticks"])
 
 
+def test_the_counters_frame_is_one_row_per_counter_indexed_by_its_name(pd):
+    sim = machine(record="events", max_trace_bytes=4096, on_full="overwrite", keep_exited=1)
+    frame, counters = sim.counters_frame(), sim.counters()
+    assert frame.index.name == "counter" and list(frame.columns) == ["value"]
+    assert list(frame.index) == list(counters) and frame["value"].dtype == np.int64
+    assert frame["value"].to_dict() == counters
+    assert frame.loc["forks", "value"] == 2 and frame.loc["events_dropped", "value"] > 0
+    assert frame.loc["exited_dropped", "value"] == counters["exits"] - 1
+
+
 def test_the_events_frame_names_kinds_and_tasks_and_hides_unused_columns(pd):
     sim = machine(record="events")
     frame, ev, st = sim.events_frame(), sim.events(), sim.stats()
@@ -161,6 +171,7 @@ def test_frames_of_an_empty_machine_are_empty(pd):
     assert sim.stats_frame().empty and sim.events_frame().empty and sim.latencies_frame().empty
     assert sim.series_frame("prio").shape == (0, 0)
     assert list(sim.cpu_stats_frame().index) == [0]
+    assert sim.counters_frame()["value"].to_dict() == sim.counters()
 
 
 FRAMES = [
@@ -169,6 +180,7 @@ FRAMES = [
     ("latencies_frame", lambda s: s.latencies_frame()),
     ("series_frame", lambda s: s.series_frame("prio")),
     ("cpu_stats_frame", lambda s: s.cpu_stats_frame()),
+    ("counters_frame", lambda s: s.counters_frame()),
 ]
 
 

@@ -373,7 +373,7 @@ NO_INT_ARGUMENT = {
     "Simulator.stats", "Simulator.events", "Simulator.series_times", "Simulator.series",
     "Simulator.clear_records", "Simulator.cpu_stats", "Simulator.counters", "Simulator.check",
     "Simulator.stats_frame", "Simulator.events_frame", "Simulator.series_frame",
-    "Simulator.cpu_stats_frame",
+    "Simulator.cpu_stats_frame", "Simulator.counters_frame",
     "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
     "Program.yield_", "Program.check_closed", "programs.cpu_hog",
     "sweep",  # its grids and max_workers: test_sweep.py
