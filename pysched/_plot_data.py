@@ -106,6 +106,8 @@ def _axis(values):
 
 
 AGGREGATES = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
+# the usual verdicts of a stability analysis, in the order a map lists them
+VERDICTS = ("settles", "cycles", "starves", "diverges")
 
 
 def pivot(table, x, y, value, agg, what):
@@ -143,12 +145,19 @@ def kinds_pivot(table, x, y, kind, order, what):
     as an index into `categories` (-1 where no row is), with how many of
     the cell's rows have that kind and how many rows it has.  `order`
     gives the categories; None: a Categorical column's own, else the kinds
-    in the order the table first gives them."""
+    the table holds, the usual VERDICTS first in their order (so that two
+    maps of one sweep list theirs alike), then the others in the order the
+    table first gives them."""
     cols = columns(table, [x, y, kind], what)
     kinds = cols[kind]
     if order is None:
         cats = _categories(table, kind)
-        order = cats.tolist() if cats is not None else list(dict.fromkeys(kinds.tolist()))
+        if cats is not None:
+            order = cats.tolist()
+        else:
+            seen = list(dict.fromkeys(kinds.tolist()))
+            order = ([v for v in VERDICTS if v in seen] +
+                     [k for k in seen if k not in VERDICTS])
     order = list(order)
     unknown = sorted({str(k) for k in kinds.tolist()} - {str(k) for k in order})
     if unknown:

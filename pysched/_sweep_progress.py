@@ -15,17 +15,35 @@ class _Silent:
         pass
 
 
+def _in_kernel():
+    return "ipykernel.zmqshell" in sys.modules  # a Jupyter kernel runs us
+
+
+def _widgets():
+    """Whether ipywidgets is installed: tqdm's notebook bar is one."""
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _tqdm():
     try:
-        # tqdm.auto: a widget in a notebook, text elsewhere
-        from tqdm.auto import tqdm
+        if _in_kernel() and not _widgets():
+            # a text bar, which a notebook shows as well: tqdm.auto would
+            # warn on import that ipywidgets is missing (not in the test extra)
+            from tqdm.std import tqdm
+        else:
+            # tqdm.auto: a widget in a notebook, text elsewhere
+            from tqdm.auto import tqdm
     except ImportError:
         return None
     return tqdm
 
 
 def _watched():
-    if "ipykernel.zmqshell" in sys.modules:  # a Jupyter kernel runs us
+    if _in_kernel():
         return True
     isatty = getattr(sys.stderr, "isatty", None)
     return bool(isatty and isatty())

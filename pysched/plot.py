@@ -24,20 +24,21 @@ import numpy as np
 
 from . import _core
 from . import _plot_data as data
-from ._checks import check_name, check_number
+from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
 from ._lookup import pid_named
 from .simulator import MAX_SECONDS, Simulator
 
 MAX_LEGEND = 20  # entries a legend lists; beyond, its title says which it keeps
 DEFAULT_LABEL = "{name} ({pid})"
-# the usual verdicts of a stability analysis, in the colors a reader expects;
-# other kinds take the tab10 colors in turn
-STABILITY_COLORS = {"settles": "#4daf4a", "cycles": "#ff7f00", "starves": "#e41a1c",
-                    "diverges": "#984ea3"}
+# the usual verdicts of a stability analysis (data.VERDICTS, the order a map
+# lists them in), in the colors a reader expects; other kinds take the tab10
+# colors in turn
+STABILITY_COLORS = dict(zip(data.VERDICTS, ("#4daf4a", "#ff7f00", "#e41a1c", "#984ea3")))
 BY = ("pid", "name")
 OF = ("used", "cpu")
 AUTO_ANNOTATE_CELLS = 100  # a heat map this small writes its values in its cells
+ROTATE_X_CHARS = 30  # grid labels across longer than this in all are turned
 
 
 def _pyplot():
@@ -360,8 +361,16 @@ def _level(v):
 
 
 def _grid_axes(ax, xs, ys, x, y):
-    """Tick labels of a grid image: one per value of the grid's columns."""
-    ax.set_xticks(range(len(xs)), labels=[_level(v) for v in xs])
+    """Tick labels of a grid image: one per value of the grid's columns;
+    across, turned by 45 degrees where they would run into each other (more
+    than ROTATE_X_CHARS characters in all: eight 5-digit values of a
+    geometric grid)."""
+    labels = [_level(v) for v in xs]
+    ax.set_xticks(range(len(xs)), labels=labels)
+    if sum(map(len, labels)) > ROTATE_X_CHARS:
+        ax.tick_params(axis="x", labelrotation=45)
+        for label in ax.get_xticklabels():
+            label.set(ha="right", rotation_mode="anchor")
     ax.set_yticks(range(len(ys)), labels=[_level(v) for v in ys])
     ax.set_xlabel(x)
     ax.set_ylabel(y)
@@ -380,44 +389,81 @@ def _annotate(ax, im, grid, fmt, what):
                 color="black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white")
 
 
-def _grid_image(ax, xs, ys, grid, x, y, title, cmap, vmin, vmax, annotate, fmt, what):
+def _positive(grid, column, what):
+    """A log scale's check: every cell of `grid` (the column's values,
+    NaN where no row is) above 0."""
+    bad = grid[~np.isnan(grid) & (grid <= 0)]
+    if len(bad):
+        raise ValueError(f"{what}: log=True needs positive values; column {column!r} has "
+                         f"{len(bad)} cell(s) at or below 0 (the least {bad.min():g})")
+
+
+def _grid_image(ax, xs, ys, grid, x, y, title, cmap, vmin, vmax, annotate, fmt, what, log=False):
+    norm = None
+    if log:
+        from matplotlib.colors import LogNorm
+        norm, vmin, vmax = LogNorm(vmin=vmin, vmax=vmax), None, None
     im = ax.imshow(grid, origin="lower", aspect="auto", interpolation="nearest", cmap=cmap,
-                   vmin=vmin, vmax=vmax)
+                   vmin=vmin, vmax=vmax, norm=norm)
     _grid_axes(ax, xs, ys, x, y)
     ax.set_title(title)
     if annotate is None:
         annotate = grid.size <= AUTO_ANNOTATE_CELLS
     if annotate:
         _annotate(ax, im, grid, check_name(f"{what}'s fmt", fmt), what)
-    ax.figure.colorbar(im, ax=ax)
+    bar = ax.figure.colorbar(im, ax=ax)
+    if log:
+        # plain numbers (0.5, 2, 100), not 5x10^-1, where matplotlib's log
+        # formatter would label a tick
+        from matplotlib.ticker import LogFormatter
+
+        class Plain(LogFormatter):
+            def __call__(self, x, pos=None):
+                return f"{x:g}" if super().__call__(x, pos) else ""
+
+        bar.ax.yaxis.set_major_formatter(Plain())
+        bar.ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False))
     return im
 
 
 def heatmap(table, x, y, value, *, agg="mean", cmap="viridis", vmin=None, vmax=None,
-            annotate=None, fmt="{:.3g}", ax=None):
+            log=False, annotate=None, fmt="{:.3g}", ax=None):
     """A sweep's `value` over two of its grid columns: x across, y up, a
     cell per pair of their values (evenly spaced whatever the values), the
     rows of a cell (one per seed) reduced by `agg` ("mean", "median",
     "min", "max" or a function of an array); blank where the sweep has no
     row.  The table is what pysched.sweep returns (a DataFrame, a record
-    array or a list of dicts).  annotate writes each value in its cell
-    (default: when there are at most 100 cells)."""
+    array or a list of dicts).  log: a logarithmic color scale, for values
+    that span decades (positive ones: a cell at or below 0 is refused).
+    annotate writes each value in its cell (default: when there are at
+    most 100 cells)."""
     what = "heatmap()"
+    log = check_bool("log", log)
     xs, ys, grid = data.pivot(table, x, y, value, agg, what)
+    if log:
+        _positive(grid, value, what)
     ax = _axes(ax, what, (7, 5))
-    _grid_image(ax, xs, ys, grid, x, y, value, cmap, vmin, vmax, annotate, fmt, what)
+    _grid_image(ax, xs, ys, grid, x, y, value, cmap, vmin, vmax, annotate, fmt, what, log)
     return ax
 
 
 def predicted_vs_simulated(table, x, y, predicted, simulated, *, agg="mean", cmap="viridis",
-                           diff_cmap="RdBu_r", annotate=None, fmt="{:.3g}", fig=None):
+                           diff_cmap="RdBu_r", log=False, annotate=None, fmt="{:.3g}", fig=None):
     """Three heat maps side by side over the same grid: the `predicted`
     column, the `simulated` one (both on one color scale) and their
-    difference, simulated - predicted (on a scale centered on 0).  Returns
-    the Figure (a new one, or `fig`, which should be empty)."""
+    difference, simulated - predicted (on a scale centered on 0).  With
+    log=True, for values that span decades (a settling time ...): both on
+    one logarithmic scale, and the third their ratio, simulated /
+    predicted, on a logarithmic scale centered on 1 (positive values only:
+    a cell at or below 0 is refused).  Returns the Figure (a new one, or
+    `fig`, which should be empty)."""
     what = "predicted_vs_simulated()"
+    log = check_bool("log", log)
     xs, ys, want = data.pivot(table, x, y, predicted, agg, what)
     _, _, got = data.pivot(table, x, y, simulated, agg, what)
+    if log:
+        _positive(want, predicted, what)
+        _positive(got, simulated, what)
     plt = _pyplot()
     if fig is None:
         fig = plt.figure(figsize=(16, 4.5), layout="constrained")
@@ -428,14 +474,21 @@ def predicted_vs_simulated(table, x, y, predicted, simulated, *, agg="mean", cma
     axes = fig.subplots(1, 3)
     both = np.concatenate([want.ravel(), got.ravel()])
     lo, hi = (np.nanmin(both), np.nanmax(both)) if not np.isnan(both).all() else (None, None)
-    diff = got - want
-    spread = np.nanmax(np.abs(diff)) if not np.isnan(diff).all() else 0
-    spread = spread or 1  # an all-zero difference still needs a scale
-    for ax, grid, title, cm, vmin, vmax in (
-            (axes[0], want, predicted, cmap, lo, hi),
-            (axes[1], got, simulated, cmap, lo, hi),
-            (axes[2], diff, f"{simulated} − {predicted}", diff_cmap, -spread, spread)):
-        _grid_image(ax, xs, ys, grid, x, y, title, cm, vmin, vmax, annotate, fmt, what)
+    if log:
+        diff = got / want
+        spread = np.nanmax(np.abs(np.log(diff))) if not np.isnan(diff).all() else 0
+        spread = np.exp(spread) if spread else 2.0  # equal everywhere still needs a scale
+        third = (diff, f"{simulated} / {predicted}", 1 / spread, spread)
+    else:
+        diff = got - want
+        spread = np.nanmax(np.abs(diff)) if not np.isnan(diff).all() else 0
+        spread = spread or 1  # an all-zero difference still needs a scale
+        third = (diff, f"{simulated} − {predicted}", -spread, spread)
+    for ax, (grid, title, vmin, vmax), cm in (
+            (axes[0], (want, predicted, lo, hi), cmap),
+            (axes[1], (got, simulated, lo, hi), cmap),
+            (axes[2], third, diff_cmap)):
+        _grid_image(ax, xs, ys, grid, x, y, title, cm, vmin, vmax, annotate, fmt, what, log)
     return fig
 
 
@@ -445,8 +498,10 @@ def stability_map(table, x, y, kind, *, order=None, colors=None, annotate=True, 
     kind and a legend of them.  A cell whose rows (one per seed) disagree
     shows the kind most of them have (ties: the first in `order`) and,
     with annotate, how many agree ("3/5").  `order` lists the kinds
-    (default: a Categorical column's categories, else the kinds in the
-    order the table gives them); `colors` maps kind -> color (default:
+    (default: a Categorical column's categories, else the kinds the table
+    holds, settles, cycles, starves and diverges first in that order, so
+    that maps of one sweep side by side list them alike, then the others
+    in the order the table gives them); `colors` maps kind -> color (default:
     green settles, orange cycles, red starves, purple diverges, tab10 for
     others)."""
     what = "stability_map()"

@@ -346,6 +346,55 @@ def test_prediction_simulation_and_their_difference_side_by_side(table):
     assert [ax.get_title() for ax in fig.axes[:3]] == ["predicted", "value", "value − predicted"]
 
 
+def test_on_a_log_scale_prediction_and_simulation_compare_by_their_ratio():
+    from matplotlib.colors import LogNorm
+    rows = [{"x": x, "y": y, "p": 10.0 ** x * (y + 1), "m": 10.0 ** x * (y + 1) * (2 if x else 1)}
+            for x in range(3) for y in range(2)]
+    fig = ps.plot.predicted_vs_simulated(rows, "x", "y", "p", "m", log=True)
+    want, got, ratio = (image(ax) for ax in fig.axes[:3])
+    assert np.allclose(ratio, got / want) and np.allclose(ratio, [[1, 2, 2], [1, 2, 2]])
+    ims = [ax.get_images()[0] for ax in fig.axes[:3]]
+    assert all(isinstance(im.norm, LogNorm) for im in ims)
+    assert ims[0].get_clim() == ims[1].get_clim() == (1, 400)
+    assert ims[2].get_clim() == pytest.approx((0.5, 2))
+    assert fig.axes[2].get_title() == "m / p"
+    fig.canvas.draw()
+    bars = [t.get_text() for ax in fig.axes[3:] for minor in (False, True)
+            for t in ax.yaxis.get_ticklabels(minor=minor)]
+    assert {"1", "100", "2"} <= set(bars) and not any("times" in t for t in bars)
+    ax = ps.plot.heatmap(rows, "x", "y", "m", log=True)
+    assert isinstance(ax.get_images()[0].norm, LogNorm) and np.allclose(image(ax), got)
+    rows[0]["m"] = 0.0
+    with pytest.raises(ValueError, match=r"log=True needs positive values; column 'm' has 1 "
+                                         r"cell\(s\) at or below 0 \(the least 0\)"):
+        ps.plot.heatmap(rows, "x", "y", "m", log=True)
+    with pytest.raises(ValueError, match="column 'm' has 1 cell"):
+        ps.plot.predicted_vs_simulated(rows, "x", "y", "p", "m", log=True)
+    with pytest.raises(TypeError, match="log must be a bool, not str"):
+        ps.plot.heatmap(rows, "x", "y", "p", log="yes")
+
+
+def test_long_grid_labels_across_are_turned_short_ones_not():
+    rows = [{"x": x, "y": y, "v": 1.0} for x in np.geomspace(1600, 25600, 8).round().astype(int)
+            for y in range(2)]
+    for draw in (lambda r: ps.plot.heatmap(r, "x", "y", "v", ax=new_axes()),
+                 lambda r: ps.plot.stability_map([dict(row, v="settles") for row in r],
+                                                 "x", "y", "v", ax=new_axes())):
+        turned = draw(rows).get_xticklabels()
+        assert [t.get_text() for t in turned][-1] == "25600"
+        assert {t.get_rotation() for t in turned} == {45} and {t.get_ha() for t in turned} == {"right"}
+        assert {t.get_rotation() for t in draw(rows[:8]).get_xticklabels()} == {0}
+
+
+def test_maps_of_one_sweep_list_their_verdicts_alike_whatever_came_first():
+    rows = [{"x": x, "y": 0, "p": p, "m": m}
+            for x, (p, m) in enumerate([("cycles", "settles"), ("settles", "starves"),
+                                        ("starves", "cycles"), ("odd", "settles")])]
+    legends = [[t.get_text() for t in ps.plot.stability_map(rows, "x", "y", k, ax=new_axes())
+                .get_legend().get_texts()] for k in ("p", "m")]
+    assert legends == [["settles", "cycles", "starves", "odd"], ["settles", "cycles", "starves"]]
+
+
 def test_a_stability_map_colors_each_cell_by_its_kind(table):
     ax = ps.plot.stability_map(table, "b", "a", "kind")
     kinds = ["settles", "cycles", "starves"]

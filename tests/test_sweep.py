@@ -357,6 +357,20 @@ def test_progress_false_is_silent_and_true_draws_a_bar(monkeypatch, capsys):
     assert "5/5" in capsys.readouterr().err
 
 
+def test_in_a_notebook_without_ipywidgets_the_bar_is_text_and_warns_of_nothing(monkeypatch, capsys):
+    import types
+    import warnings
+    monkeypatch.setitem(sys.modules, "ipykernel.zmqshell", types.ModuleType("ipykernel.zmqshell"))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import ipywidgets fails as if absent
+    for name in [m for m in sys.modules if m in ("tqdm.auto", "tqdm.autonotebook")]:
+        monkeypatch.delitem(sys.modules, name)  # their import is what would warn
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # tqdm.auto's "IProgress not found" would raise
+        ps.sweep(seeded, {"x": range(5)}, seeds=1)  # the default: a kernel is someone watching
+    assert "5/5" in capsys.readouterr().err
+    assert "tqdm.autonotebook" not in sys.modules
+
+
 def test_without_tqdm_there_is_no_bar_unless_one_is_asked_for(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
