@@ -222,6 +222,15 @@ def as_lists(result):
     return np.asarray(result).tolist() if isinstance(result, np.ndarray) else result
 
 
+def tabled(table):
+    """A metrics table (a DataFrame) as plain lists, NaN as None, to
+    compare with ==."""
+    split = table.reset_index().to_dict("split")
+    split["data"] = [[None if isinstance(v, float) and v != v else v for v in row]
+                     for row in split["data"]]
+    return split
+
+
 # two tasks' sample times (ns) and cpu_ns, prio: 30 s sampled every 10 ms,
 # the first running 3 of every 4 ticks
 TIMES = np.arange(3001) * 10_000_000
@@ -314,6 +323,16 @@ ENTRY_POINTS = [
         [I(-20), I(19)], params={"run_avg_halflife": I(2000), "fairness_ticks": I(100)}))),
     ("stability.houston_stability", "number", lambda I: as_lists(ps.stability.houston_stability(
         [0, 5], params={"run_avg_halflife": 600}, cycle_levels=I(4), settle_levels=I(1)))),
+    ("metrics.cpu_share", "number", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
+        s, start_s=I(0))), record="events")),
+    ("metrics.cpu_share", "int", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
+        s, tasks=[I(2), "hog"])))),
+    ("metrics.wakeup_latency", "int", lambda I: after(lambda s: tabled(ps.metrics.wakeup_latency(
+        s, tasks=I(2))))),
+    ("metrics.wakeup_latency", "number", lambda I: after(lambda s: ps.metrics.wakeup_latency(
+        s, percentiles=[I(50), I(99)], pooled=True))),
+    ("metrics.longest_wait", "int", lambda I: after(lambda s: tabled(ps.metrics.longest_wait(
+        s, tasks=[I(1), I(2)])), record="events")),
     ("measure.window_shares", "number", lambda I: as_lists(ps.measure.window_shares(TIMES, CPU, I(4)))),
     ("measure.settling_time", "number", lambda I: as_lists(ps.measure.settling_time(
         TIMES, CPU, window_s=I(5), abs_tol=I(0)))),
@@ -379,6 +398,7 @@ NO_INT_ARGUMENT = {
     "sweep",  # its grids and max_workers: test_sweep.py
     "Policy", "Policy.setup", "Policy.tasks", "register_policy",
     "build_policy", "include_dir", "PolicyLibrary",  # paths and names: test_c_policies.py
+    "metrics.jain_index",  # vectors of values
     # a sweep table's column names and the table itself
     "plot.heatmap", "plot.predicted_vs_simulated", "plot.stability_map",
 }
