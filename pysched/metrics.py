@@ -1,10 +1,11 @@
 """Metrics of a run: what each task got and what it waited for -- its share
 of wall time, its wakeup-to-run latency, its longest runnable wait
-(starvation), Jain's fairness index over tasks.
+(starvation), Jain's fairness index over tasks -- and, for periodic tasks,
+the deadlines they met and interbench 0.31's own numbers.
 
 Each function reads what the simulator recorded, for any preset and any
 number of CPUs: a Simulator, or the array it returns where that array is
-all it needs (``sim.latencies()``).  Times are in
+all it needs (``sim.latencies()``, the periodic records).  Times are in
 milliseconds (columns ``*_ms``), as interbench reports them.  A per-task
 result is a table with a row per task: a pandas DataFrame indexed by pid
 when pandas is installed, else a dict of NumPy arrays ("pid" first).
@@ -24,6 +25,13 @@ MS = 1_000_000  # ns per ms
 SWITCH, WAKEUP, FORK = (EVENT_KINDS.index(k) for k in ("switch", "wakeup", "fork"))
 RUNNING = next(code for code, name in TASK_STATES.items() if name == "running")
 DEFAULT_PERCENTILES = (50, 90, 99)
+
+# one record per call of a periodic op (interbench's periodic_schedule), as
+# sim.periodic() returns them: see deadlines() and interbench_stats()
+PERIODIC_DTYPE = np.dtype([
+    ("start_ns", "<i8"), ("due_ns", "<i8"), ("latency_ns", "<i8"), ("finish_ns", "<i8"),
+    ("missed_latency_ns", "<i8"), ("pid", "<i4"), ("met", "<i4"), ("missed", "<i4"),
+    ("dropped", "<i4")])
 
 
 # ---------------------------------------------------------------- tables and inputs
@@ -461,3 +469,178 @@ def jain_index(x, *, weights=None):
         x = x / w
     squares = float(np.dot(x, x))
     return float(x.sum() ** 2 / (len(x) * squares)) if squares > 0 else math.nan
+
+
+# ---------------------------------------------------------------- periodic tasks
+
+def _periodic(records, what):
+    """The periodic records as a structured array, checked: every field of
+    PERIODIC_DTYPE there and integral, and each value in its range."""
+    if isinstance(records, Simulator):
+        get = getattr(records, "periodic", None)
+        if get is None:
+            raise TypeError(f"{what}: this pysched's Simulator records no periodic calls (it has "
+                            "no periodic()); give the records as an array of PERIODIC_DTYPE")
+        records = get()
+    expected = ", ".join(f"{n} ({PERIODIC_DTYPE[n]})" for n in PERIODIC_DTYPE.names)
+    if not isinstance(records, np.ndarray) or records.dtype.names is None:
+        raise TypeError(f"{what} needs the periodic records: a NumPy structured array with the "
+                        f"fields {expected}, not {type(records).__name__}")
+    missing = [f for f in PERIODIC_DTYPE.names if f not in records.dtype.names]
+    if missing:
+        raise ValueError(f"{what}: the records have no field(s) {missing}; expected the fields "
+                         f"{expected} (pysched.metrics.PERIODIC_DTYPE)")
+    for f in PERIODIC_DTYPE.names:
+        if not np.issubdtype(records.dtype[f], np.integer):
+            raise TypeError(f"{what}: field {f!r} must hold integers, not {records.dtype[f]}")
+    if records.ndim != 1:
+        raise ValueError(f"{what}: the records must be a vector, not shape {records.shape}")
+    ranges = {"pid": (1, None), "latency_ns": (0, None), "missed_latency_ns": (0, None),
+              "finish_ns": (-1, None), "met": (0, 1), "missed": (0, None), "dropped": (0, None)}
+    for f, (lo, hi) in ranges.items():
+        v = records[f]
+        bad = (v < lo) | (v > hi) if hi is not None else v < lo
+        if np.any(bad):
+            allowed = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise ValueError(f"{what}: field {f!r} holds {int(v[bad][0])} at record "
+                             f"{int(np.argmax(bad))}; allowed: {allowed}")
+    return records
+
+
+def deadlines(records, *, tasks=None, percentiles=DEFAULT_PERCENTILES):
+    """How each periodic task kept its deadlines, from its per-call records
+    (sim.periodic(), or an array of PERIODIC_DTYPE): samples (calls), met
+    (calls whose work finished by the next deadline), missed (deadlines
+    missed), pct_met = met / (met + missed) * 100, achieved (calls whose
+    work was done: finish_ns >= 0), dropped (burns dropped), pct_desired_cpu
+    = achieved / (achieved + dropped) * 100 -- NaN where the denominator
+    is 0 -- and the latency of the calls as interbench counts it, wakeup
+    latency plus the intervals lost (latency_ns + missed_latency_ns), in
+    ms: latency_mean_ms, a column per percentile, latency_max_ms.  Unlike
+    interbench_stats, no integer microseconds: the nanoseconds as they are.
+
+    tasks: a pid or a list of pids (default: every pid of the records; a
+    pid without records gets 0 samples and NaN)."""
+    what = "deadlines()"
+    rec = _periodic(records, what)
+    wanted = _tasks(tasks, None, what)
+    wanted = np.unique(rec["pid"]) if wanted is None else np.array(wanted, dtype=np.int64)
+    keep = np.isin(rec["pid"], wanted)
+    rec = rec[keep]
+    row = np.searchsorted(wanted, rec["pid"])
+    n = len(wanted)
+
+    def total(v):
+        return np.bincount(row, weights=v, minlength=n).astype(np.int64) if len(v) else np.zeros(n, np.int64)
+
+    samples = np.bincount(row, minlength=n)
+    met, missed = total(rec["met"]), total(rec["missed"])
+    achieved, dropped = total(rec["finish_ns"] >= 0), total(rec["dropped"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct_met = np.where(met + missed > 0, met / (met + missed) * 100, np.nan)
+        pct_cpu = np.where(achieved + dropped > 0, achieved / (achieved + dropped) * 100, np.nan)
+    lat = _summary(rec["pid"], rec["latency_ns"].astype(np.int64) + rec["missed_latency_ns"],
+                   wanted, percentiles)
+    return _table(wanted, {
+        "samples": samples, "met": met, "missed": missed, "pct_met": pct_met,
+        "achieved": achieved, "dropped": dropped, "pct_desired_cpu": pct_cpu,
+        **{"latency_" + k: v for k, v in lat.items() if k != "count"}})
+
+
+def _game_pids(game, pids, what):
+    """Which of `pids` are Gaming tasks: game False (none), True (all) or a
+    pid or list of pids."""
+    if isinstance(game, (bool, np.bool_)):
+        return np.full(len(pids), bool(game))
+    chosen = _tasks(game, None, f"{what}'s game")
+    return np.isin(pids, chosen)
+
+
+def interbench_stats(records, *, compat=True, game=False):
+    """interbench 0.31's results per task (show_latencies(), as it prints
+    them without -r), computed from the periodic records (sim.periodic(),
+    or an array of PERIODIC_DTYPE) with interbench's own arithmetic.
+
+    In integer microseconds, as interbench keeps them: each call's latency
+    is (latency_ns + missed_latency_ns) // 1000; total_latency_us,
+    max_latency_us and sum_latency_squared_us2 add them up per task as
+    unsigned 64-bit integers (wrapping as its unsigned long long would).
+    achieved_burns counts the calls whose work was done (finish_ns >= 0),
+    missed_burns adds up `dropped`, deadlines_met adds up `met` and
+    missed_deadlines `missed`.  Then, in doubles:
+
+    - mean_ms = (total // samples) / 1000 -- integer division, as
+      interbench divides its integers -- and sd_ms = sqrt((sum of squares
+      - mean^2 / samples) / (samples - 1)) / 1000, interbench's variance,
+      which divides mean^2 by samples where the sample variance multiplies
+      (compat=True); with one sample, mean_ms = total / 1000, sd_ms = 0.
+      compat=False gives the textbook numbers of the same microseconds
+      instead: the unrounded mean and the sample standard deviation
+      (numpy.std(ddof=1); NaN for one sample).
+    - max_ms = max_latency_us / 1000.
+    - pct_desired_cpu = achieved / (achieved + missed_burns) * 100, 0 if
+      nothing was achieved; pct_deadlines_met = deadlines_met /
+      (missed_deadlines + deadlines_met) * 100, 0 if none was met.
+
+    game: which tasks run interbench's Gaming ("frame" op): True, False, a
+    pid or a list of pids.  Gaming's burns are microseconds of CPU: a
+    frame adds its work, (due_ns - start_ns) // 1000 (a frame is due its
+    work's length after it starts: GAME_RUN = GAME_INTERVAL), to
+    achieved_burns and its latency in microseconds (how late it finished)
+    to missed_burns; interbench prints no deadlines for it, so
+    pct_deadlines_met is NaN.  Returns a table with a row per pid of the
+    records."""
+    what = "interbench_stats()"
+    rec = _periodic(records, what)
+    compat = check_bool("compat", compat)
+    pids = np.unique(rec["pid"]).astype(np.int64)
+    n = len(pids)
+    row = np.searchsorted(pids, rec["pid"])
+    is_game = _game_pids(game, pids, what)
+    lat_us = (rec["latency_ns"].astype(np.int64) + rec["missed_latency_ns"]) // 1000
+    u = lat_us.astype(np.uint64)
+    samples = np.bincount(row, minlength=n).astype(np.uint64)
+    total, squares, longest = (np.zeros(n, dtype=np.uint64) for _ in range(3))
+    np.add.at(total, row, u)
+    np.add.at(squares, row, u * u)
+    np.maximum.at(longest, row, u)
+    done = rec["finish_ns"] >= 0
+    frame = is_game[row]
+    work_us = (rec["due_ns"].astype(np.int64) - rec["start_ns"]) // 1000
+    achieved, missed_burns, met, missed = (np.zeros(n, dtype=np.uint64) for _ in range(4))
+    np.add.at(achieved, row, np.where(frame, np.where(done, work_us, 0), done).astype(np.uint64))
+    np.add.at(missed_burns, row, np.where(frame, lat_us, rec["dropped"]).astype(np.uint64))
+    np.add.at(met, row, rec["met"].astype(np.uint64))
+    np.add.at(missed, row, rec["missed"].astype(np.uint64))
+
+    nf = samples.astype(np.float64)
+    several = samples > 1
+    mean_us = np.full(n, np.nan)
+    sd_us = np.full(n, np.nan)
+    if compat:
+        # average_latency = total_latency / nr_samples: integer division
+        mean_us = np.where(several, (total // np.maximum(samples, 1)).astype(np.float64),
+                           total.astype(np.float64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            variance = (squares.astype(np.float64) - mean_us * mean_us / nf) / (nf - 1)
+        sd_us = np.where(several, np.sqrt(np.where(several, variance, 0)), 0.0)
+    else:
+        has = samples > 0
+        mean_us[has] = total[has].astype(np.float64) / nf[has]
+        deviation = lat_us - mean_us[row]
+        spread = np.bincount(row, weights=deviation * deviation, minlength=n)
+        sd_us[several] = np.sqrt(spread[several] / (nf[several] - 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # (double)a / (double)(a + b) * 100, the sum taken in integers
+        pct_cpu = np.where(achieved > 0, achieved.astype(np.float64)
+                           / (achieved + missed_burns).astype(np.float64) * 100, 0.0)
+        pct_met = np.where(met > 0, met.astype(np.float64)
+                           / (missed + met).astype(np.float64) * 100, 0.0)
+    pct_met = np.where(is_game, np.nan, pct_met)
+    return _table(pids, {
+        "game": is_game, "samples": samples.astype(np.int64),
+        "total_latency_us": total, "max_latency_us": longest, "sum_latency_squared_us2": squares,
+        "achieved_burns": achieved, "missed_burns": missed_burns,
+        "deadlines_met": met, "missed_deadlines": missed,
+        "mean_ms": mean_us / 1000, "sd_ms": sd_us / 1000, "max_ms": longest.astype(np.float64) / 1000,
+        "pct_desired_cpu": pct_cpu, "pct_deadlines_met": pct_met})

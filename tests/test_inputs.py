@@ -231,6 +231,12 @@ def tabled(table):
     return split
 
 
+# two periodic tasks' records (pysched.metrics.PERIODIC_DTYPE), pid 1 a game
+PERIODIC = np.array([(0, 100_000_000, 5_000_000, 105_000_000, 0, 1, 0, 0, 0),
+                     (0, 50_000_000, 1_500_000, 3_000_000, 0, 2, 1, 0, 0),
+                     (50_000_000, 100_000_000, 0, -1, 50_000_000, 2, 0, 1, 1)],
+                    dtype=ps.metrics.PERIODIC_DTYPE)
+
 # two tasks' sample times (ns) and cpu_ns, prio: 30 s sampled every 10 ms,
 # the first running 3 of every 4 ticks
 TIMES = np.arange(3001) * 10_000_000
@@ -333,6 +339,11 @@ ENTRY_POINTS = [
         s, percentiles=[I(50), I(99)], pooled=True))),
     ("metrics.longest_wait", "int", lambda I: after(lambda s: tabled(ps.metrics.longest_wait(
         s, tasks=[I(1), I(2)])), record="events")),
+    ("metrics.deadlines", "int", lambda I: tabled(ps.metrics.deadlines(PERIODIC, tasks=[I(2)]))),
+    ("metrics.deadlines", "number", lambda I: tabled(ps.metrics.deadlines(
+        PERIODIC, percentiles=[I(90)]))),
+    ("metrics.interbench_stats", "int", lambda I: tabled(ps.metrics.interbench_stats(
+        PERIODIC, game=[I(1)]))),
     ("measure.window_shares", "number", lambda I: as_lists(ps.measure.window_shares(TIMES, CPU, I(4)))),
     ("measure.settling_time", "number", lambda I: as_lists(ps.measure.settling_time(
         TIMES, CPU, window_s=I(5), abs_tol=I(0)))),

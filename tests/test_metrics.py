@@ -1,7 +1,9 @@
 """Metrics of a run (pysched.metrics): CPU shares, wakeup latency, the
-longest runnable wait and Jain's index, checked against the simulator's
-own counters and against examples worked out by hand."""
+longest runnable wait, Jain's index, and the periodic tasks' deadlines and
+interbench numbers, checked against the simulator's own counters and
+against examples worked out by hand."""
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -293,3 +295,206 @@ def test_jain_index_by_hand():
 def test_jain_index_checks_its_input(x, weights, error, match):
     with pytest.raises(error, match=match):
         M.jain_index(x, weights=weights)
+
+
+# ---------------------------------------------------------------- periodic records
+
+def records(*rows, pid=1):
+    """Periodic records from (latency_us, missed_latency_us, finish, met,
+    missed, dropped) rows, 50 ms apart; finish False: the work was skipped."""
+    out = np.zeros(len(rows), dtype=M.PERIODIC_DTYPE)
+    for k, (lat, lost, done, met, missed, dropped) in enumerate(rows):
+        start = k * 50 * MS
+        out[k] = (start, start, lat * 1000, start + 2 * MS if done else -1, lost * 1000, pid, met,
+                  missed, dropped)
+    return out
+
+
+def test_interbench_mean_and_sd_by_hand_with_the_variance_quirk():
+    # latencies 0, 1000, 2000 us: total 3000, squares 0 + 1e6 + 4e6 = 5,000,000
+    rec = records((0, 0, 1, 1, 0, 0), (1000, 0, 1, 1, 0, 0), (2000, 0, 1, 1, 0, 0))
+    ib = M.interbench_stats(rec)
+    row = ib.loc[1]
+    assert (row.samples, row.total_latency_us, row.sum_latency_squared_us2,
+            row.max_latency_us) == (3, 3000, 5_000_000, 2000)
+    assert row.mean_ms == 1.0                       # 3000 // 3 us
+    # interbench: (5,000,000 - 1000^2 / 3) / (3 - 1) = 2,333,333.33 us^2 -> 1527.525 us
+    assert row.sd_ms == pytest.approx(math.sqrt((5_000_000 - 1000**2 / 3) / 2) / 1000, rel=1e-15)
+    assert row.sd_ms == pytest.approx(1.5275252, rel=1e-7)
+    assert row.max_ms == 2.0
+    # the sample SD: ((-1000)^2 + 0 + 1000^2) / 2 = 1e6 us^2 -> 1000 us
+    fixed = M.interbench_stats(rec, compat=False).loc[1]
+    assert fixed.sd_ms == 1.0 and fixed.mean_ms == 1.0
+    assert fixed.sd_ms == np.std([0, 1000, 2000], ddof=1) / 1000
+
+
+def test_interbench_works_in_whole_microseconds_and_divides_them_as_integers():
+    # 1999 ns is 1 us, 2000 ns 2 us; the latency of a call adds the
+    # intervals it lost: 0.5 ms + 16.666 ms = 17166 us
+    rec = np.zeros(3, dtype=M.PERIODIC_DTYPE)
+    rec["pid"] = 1
+    rec["latency_ns"] = [1999, 2000, 500_000]
+    rec["missed_latency_ns"] = [0, 0, 16_666_000]
+    rec["finish_ns"] = 1
+    ib = M.interbench_stats(rec).loc[1]
+    assert ib.total_latency_us == 1 + 2 + 17166 and ib.max_latency_us == 17166
+    assert ib.mean_ms == (17169 // 3) / 1000 == 5.723
+    assert M.interbench_stats(rec, compat=False).loc[1].mean_ms == pytest.approx(17169 / 3 / 1000)
+    # 1 us and 2 us: the mean 3 // 2 = 1 us, not 1.5
+    assert M.interbench_stats(rec[:2]).loc[1].mean_ms == 0.001
+    assert M.interbench_stats(rec[:2], compat=False).loc[1].mean_ms == 0.0015
+
+
+def test_interbench_with_one_sample():
+    ib = M.interbench_stats(records((2500, 0, 1, 1, 0, 0)))
+    assert (ib.loc[1].mean_ms, ib.loc[1].sd_ms) == (2.5, 0.0)
+    assert math.isnan(M.interbench_stats(records((2500, 0, 1, 1, 0, 0)), compat=False).loc[1].sd_ms)
+
+
+def test_the_corrected_sd_is_numpys_sample_sd():
+    rng = np.random.default_rng(3)
+    rec = np.zeros(500, dtype=M.PERIODIC_DTYPE)
+    rec["pid"] = rng.integers(1, 4, size=500)
+    rec["latency_ns"] = rng.integers(0, 50 * MS, size=500)
+    rec["missed_latency_ns"] = rng.choice([0, 0, 0, 16_666_000], size=500)
+    us = (rec["latency_ns"] + rec["missed_latency_ns"]) // 1000
+    fixed = M.interbench_stats(rec, compat=False)
+    quirky = M.interbench_stats(rec)
+    for pid in (1, 2, 3):
+        mine = us[rec["pid"] == pid]
+        assert fixed.loc[pid, "sd_ms"] == pytest.approx(np.std(mine, ddof=1) / 1000, rel=1e-12)
+        assert fixed.loc[pid, "mean_ms"] == pytest.approx(mine.mean() / 1000, rel=1e-12)
+        # the quirk subtracts mean^2 / n: a far larger "SD" with many samples
+        n, total, squares = len(mine), int(mine.sum()), int((mine.astype(object) ** 2).sum())
+        mean = float(total // n)
+        assert quirky.loc[pid, "sd_ms"] == pytest.approx(
+            math.sqrt((squares - mean * mean / n) / (n - 1)) / 1000, rel=1e-15)
+        assert quirky.loc[pid, "sd_ms"] > 1.2 * fixed.loc[pid, "sd_ms"]
+
+
+def test_interbench_percentages_by_hand():
+    rec = records(
+        (0, 0, 1, 1, 0, 0),        # on time
+        (300, 0, 1, 0, 1, 0),      # finished after the next deadline: one missed
+        (0, 100_000, 0, 0, 2, 2),  # began two periods late: work skipped, 2 burns dropped
+        (0, 0, 1, 1, 0, 0))        # on time
+    ib = M.interbench_stats(rec).loc[1]
+    assert (ib.achieved_burns, ib.missed_burns, ib.deadlines_met, ib.missed_deadlines) == (3, 2, 2, 3)
+    assert ib.pct_desired_cpu == 3 / 5 * 100        # 60 %
+    assert ib.pct_deadlines_met == 2 / 5 * 100      # 40 %
+    assert ib.total_latency_us == 100_300 and ib.max_latency_us == 100_000
+    d = M.deadlines(rec).loc[1]
+    assert (d.samples, d.met, d.missed, d.achieved, d.dropped) == (4, 2, 3, 3, 2)
+    assert (d.pct_met, d.pct_desired_cpu) == (40.0, 60.0)
+    assert d.latency_max_ms == 100.0 and d.latency_mean_ms == pytest.approx(100.3 / 4)
+    assert d.latency_p50_ms == 0.15  # between 0 and 0.3 ms
+
+
+def test_interbench_gives_0_percent_where_nothing_was_met_or_achieved():
+    skipped = records((0, 50_000, 0, 0, 1, 1), (0, 50_000, 0, 0, 1, 1))
+    ib = M.interbench_stats(skipped).loc[1]
+    assert (ib.pct_desired_cpu, ib.pct_deadlines_met) == (0.0, 0.0)
+    d = M.deadlines(skipped).loc[1]
+    assert (d.pct_desired_cpu, d.pct_met) == (0.0, 0.0)
+
+
+def test_gaming_counts_microseconds_of_cpu():
+    # three 100 ms frames (due 100 ms after they start), finished 0, 5 and
+    # 20 ms late; beside them an audio task of pid 2
+    frames = np.zeros(3, dtype=M.PERIODIC_DTYPE)
+    frames["pid"] = 1
+    frames["start_ns"] = [0, 100 * MS, 205 * MS]
+    frames["due_ns"] = frames["start_ns"] + 100 * MS
+    frames["latency_ns"] = [0, 5 * MS, 20 * MS]
+    frames["finish_ns"] = frames["due_ns"] + frames["latency_ns"]
+    rec = np.concatenate([frames, records((1000, 0, 1, 1, 0, 0), pid=2)])
+    ib = M.interbench_stats(rec, game=[1])
+    game = ib.loc[1]
+    # achieved 3 x 100,000 us, missed 0 + 5,000 + 20,000 us
+    assert (game.achieved_burns, game.missed_burns) == (300_000, 25_000)
+    assert game.pct_desired_cpu == 300_000 / 325_000 * 100
+    assert math.isnan(game.pct_deadlines_met) and game.game
+    assert game.mean_ms == (25_000 // 3) / 1000 and game.max_ms == 20.0
+    audio = ib.loc[2]
+    assert not audio.game and (audio.achieved_burns, audio.pct_deadlines_met) == (1, 100.0)
+    assert M.interbench_stats(frames, game=True).loc[1].equals(game)
+    assert M.interbench_stats(frames).loc[1].achieved_burns == 3  # counted as calls
+
+
+def test_the_sums_are_unsigned_64_bit_as_interbench_keeps_them():
+    # 3.1e9 us squared is 9.61e18: beyond int64, within unsigned long long
+    rec = records((3_100_000_000, 0, 1, 1, 0, 0))
+    assert M.interbench_stats(rec).loc[1].sum_latency_squared_us2 == 3_100_000_000 ** 2
+
+
+def test_deadlines_latency_stats_are_numpys_in_nanoseconds():
+    rng = np.random.default_rng(5)
+    rec = np.zeros(200, dtype=M.PERIODIC_DTYPE)
+    rec["pid"] = rng.integers(1, 3, size=200)
+    rec["latency_ns"] = rng.integers(0, 10 * MS, size=200)
+    rec["finish_ns"] = 1
+    rec["met"] = 1
+    d = M.deadlines(rec, tasks=[2, 7])
+    mine = rec["latency_ns"][rec["pid"] == 2] / MS
+    assert d.loc[2, "latency_p90_ms"] == pytest.approx(np.percentile(mine, 90), rel=1e-12)
+    assert d.loc[2, "latency_mean_ms"] == pytest.approx(mine.mean(), rel=1e-12)
+    assert d.loc[2, "pct_met"] == 100.0
+    assert d.loc[7, "samples"] == 0 and math.isnan(d.loc[7, "pct_met"])
+    assert math.isnan(d.loc[7, "latency_max_ms"])
+
+
+def test_the_periodic_records_are_checked():
+    good = records((0, 0, 1, 1, 0, 0))
+    with pytest.raises(TypeError, match="needs the periodic records: a NumPy structured array with "
+                                        "the fields start_ns"):
+        M.deadlines([1, 2])
+    with pytest.raises(ValueError, match=r"no field\(s\) \['dropped'\]"):
+        M.interbench_stats(good[[n for n in M.PERIODIC_DTYPE.names if n != "dropped"]])
+    floats = np.zeros(1, dtype=[(n, "<f8" if n == "met" else "<i8") for n in M.PERIODIC_DTYPE.names])
+    with pytest.raises(TypeError, match="field 'met' must hold integers, not float64"):
+        M.deadlines(floats)
+    for field, value, allowed in (("met", 2, "0..1"), ("latency_ns", -1, ">= 0"),
+                                  ("finish_ns", -2, ">= -1"), ("pid", 0, ">= 1")):
+        bad = good.copy()
+        bad[field] = value
+        with pytest.raises(ValueError,
+                           match=f"field '{field}' holds {value} at record 0; allowed: {allowed}"):
+            M.interbench_stats(bad)
+    with pytest.raises(ValueError, match="must be a vector"):
+        M.deadlines(np.stack([good, good]))
+    with pytest.raises(TypeError, match="compat must be a bool"):
+        M.interbench_stats(good, compat="yes")
+    # other integer widths and extra fields are taken
+    wide = np.zeros(1, dtype=[(n, "<i8") for n in M.PERIODIC_DTYPE.names] + [("note", "<i2")])
+    for n in M.PERIODIC_DTYPE.names:
+        wide[n] = good[n]
+    assert M.interbench_stats(wide).equals(M.interbench_stats(good))
+
+
+def test_a_simulator_gives_its_periodic_records():
+    sim = ps.Simulator("linux-2.5.65")
+    if not hasattr(sim, "periodic"):
+        with pytest.raises(TypeError, match="records no periodic calls"):
+            M.deadlines(sim)
+        sim.periodic = lambda: records((1000, 0, 1, 1, 0, 0))
+    else:
+        pytest.skip("the core records periodic calls: tested with the periodic op")
+    assert M.interbench_stats(sim).loc[1, "mean_ms"] == 1.0
+
+
+# ---------------------------------------------------------------- without pandas
+
+def test_without_pandas_a_table_is_a_dict_of_arrays(monkeypatch):
+    sim = busy(seconds=0.5)
+    rec = records((0, 0, 1, 1, 0, 0), (1000, 0, 1, 1, 0, 0))
+    frames = [M.cpu_share(sim), M.wakeup_latency(sim), M.longest_wait(sim),
+              M.deadlines(rec), M.interbench_stats(rec)]
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    dicts = [M.cpu_share(sim), M.wakeup_latency(sim), M.longest_wait(sim),
+             M.deadlines(rec), M.interbench_stats(rec)]
+    for frame, table in zip(frames, dicts):
+        assert isinstance(table, dict) and list(table) == ["pid", *frame.columns]
+        assert list(table["pid"]) == list(frame.index)
+        for c in frame.columns:
+            assert np.array_equal(np.asarray(table[c]), frame[c].to_numpy(),
+                                  equal_nan=frame[c].dtype.kind == "f")
