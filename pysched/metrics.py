@@ -18,6 +18,7 @@ from . import _core
 from ._checks import check_bool, check_int, check_number
 from ._lookup import pid_named
 from ._plot_data import ran_ns, switch_intervals
+from ._records import PERIODIC_DTYPE as _PERIODIC_DTYPE
 from .codes import EVENT_KINDS, TASK_STATES
 from .simulator import MAX_SECONDS, Simulator
 
@@ -28,10 +29,7 @@ DEFAULT_PERCENTILES = (50, 90, 99)
 
 # one record per call of a periodic op (interbench's periodic_schedule), as
 # sim.periodic() returns them: see deadlines() and interbench_stats()
-PERIODIC_DTYPE = np.dtype([
-    ("start_ns", "<i8"), ("due_ns", "<i8"), ("latency_ns", "<i8"), ("finish_ns", "<i8"),
-    ("missed_latency_ns", "<i8"), ("pid", "<i4"), ("met", "<i4"), ("missed", "<i4"),
-    ("dropped", "<i4")])
+PERIODIC_DTYPE = _PERIODIC_DTYPE
 
 
 # ---------------------------------------------------------------- tables and inputs
@@ -477,11 +475,7 @@ def _periodic(records, what):
     """The periodic records as a structured array, checked: every field of
     PERIODIC_DTYPE there and integral, and each value in its range."""
     if isinstance(records, Simulator):
-        get = getattr(records, "periodic", None)
-        if get is None:
-            raise TypeError(f"{what}: this pysched's Simulator records no periodic calls (it has "
-                            "no periodic()); give the records as an array of PERIODIC_DTYPE")
-        records = get()
+        records = records.periodic()
     expected = ", ".join(f"{n} ({PERIODIC_DTYPE[n]})" for n in PERIODIC_DTYPE.names)
     if not isinstance(records, np.ndarray) or records.dtype.names is None:
         raise TypeError(f"{what} needs the periodic records: a NumPy structured array with the "
