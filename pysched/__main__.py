@@ -1,8 +1,11 @@
-"""Command line: python -m pysched demo [--seconds S] [--preset P ...] [--seed N]."""
+"""Command line:
+    python -m pysched demo [--seconds S] [--preset P ...] [--seed N]
+    python -m pysched interbench [--preset P ...] [--duration S] [--cpus N] [--seed N]
+        [--benchmark B ...] [--load L ...] [--hz HZ]"""
 import argparse
 import sys
 
-from . import demo
+from . import demo, interbench
 from .registry import presets
 
 
@@ -13,10 +16,34 @@ def main(argv=None):
     d.add_argument("--seconds", type=float, default=20.0)
     d.add_argument("--preset", action="append", choices=presets())
     d.add_argument("--seed", type=int, default=0)
+    i = sub.add_parser("interbench", help="interbench's matrix, in its layout; several presets "
+                                          "also side by side")
+    i.add_argument("--preset", action="append", choices=presets(),
+                   help="repeat for several (default: linux-2.5.65)")
+    i.add_argument("--duration", type=float, default=30.0, help="seconds per run (default: 30)")
+    i.add_argument("--cpus", type=int, default=1, help="(default: 1)")
+    i.add_argument("--seed", type=int, default=0, help="(default: 0)")
+    i.add_argument("--hz", type=int, help="(default: the preset's)")
+    i.add_argument("--benchmark", action="append", choices=tuple(interbench.BENCHMARKS),
+                   help="repeat for several (default: all four)")
+    i.add_argument("--load", action="append", choices=interbench.LOADS,
+                   help="repeat for several (default: all eight)")
     args = ap.parse_args(argv)
     if args.cmd == "demo":
         chosen = args.preset or presets()
         return demo.main(chosen, args.seconds, args.seed)
+    if args.cmd == "interbench":
+        tables = []
+        for preset in args.preset or ["linux-2.5.65"]:
+            table = interbench.run(preset, duration_s=args.duration, cpus=args.cpus, seed=args.seed,
+                                   hz=args.hz, benchmarks=args.benchmark or tuple(interbench.BENCHMARKS),
+                                   loads=args.load or interbench.LOADS)
+            print(f"=== {preset} ===\n")
+            print(interbench.report(table))
+            tables.append(table)
+        if len(tables) > 1:
+            print(interbench.side_by_side(tables))
+        return 0
     return 2
 
 

@@ -89,3 +89,21 @@ def test_the_readme_figures_of_the_stability_map_are_its_defaults():
                                   r"([\d.]+) s", out).groups())
     minutes = re.search(r"Settling times run from (\d+) s to (\d+) minutes", claim).groups()
     assert (round(lo), round(hi / 60)) == tuple(map(int, minutes))
+
+
+def test_the_readme_figures_of_the_interbench_matrix_are_its_defaults():
+    out = run("interbench_matrix.py")
+    claim = README[README.index("`python experiments/interbench_matrix.py`"):]
+    rows = [r for r in re.findall(r"^\| (\w+) / (\w+) \| (.*) \|$", claim, re.M)
+            if r[0] != "benchmark"]
+    assert len(rows) >= 10
+    lines = {tuple(l.split()[:2]): l.split()[2:] for l in out.splitlines() if len(l.split()) > 2}
+    for bench, load, cells in rows:
+        printed = lines[(bench, load)]
+        step = 3 if bench == "Gaming" else 4
+        for k, cell in enumerate(cells.split(" | ")):
+            pct, worst = re.fullmatch(r"([\d.]+) % \(([\d.]+) ms\)", cell).groups()
+            assert (pct, worst) == (printed[step * k + step - 1], printed[step * k + 1]), \
+                (bench, load, k)
+    runs, wall = re.search(r"\((\d+) runs of 30 s in ([\d.]+) s", claim).groups()
+    assert re.search(rf"{runs} runs of 30 s", out)

@@ -359,6 +359,20 @@ ENTRY_POINTS = [
         I(3), I(7), seconds=I(1), tol=I(0)))),
     ("measure.sleep_avg_steady", "number", lambda I: as_lists(ps.measure.sleep_avg_steady(
         TIMES, PRIO[:, 0] * 10, PRIO[:, 0], tol_ticks=I(5), tail=I(1)))),
+    ("interbench.run", "int", lambda I: as_lists(ps.interbench.run(
+        "linux-2.5.65", duration_s=10, benchmarks=["audio"], loads=["burn"], cpus=I(1), seed=I(3),
+        hz=I(1000), load_threads=I(2), bench_nice=I(-1), load_nice=I(2)).to_dict("list"))),
+    ("interbench.run", "number", lambda I: as_lists(ps.interbench.run(
+        "linux-2.5.65", duration_s=I(10), benchmarks=["audio"], loads=["none"]).to_dict("list"))),
+    ("interbench.run_one", "int", lambda I: as_lists(ps.interbench.run_one(
+        "linux-2.5.65", "audio", "burn", duration_s=10, cpus=I(1), seed=I(1), load_threads=I(1)))),
+    ("programs.media_player", "number", lambda I: spawned(ps.programs.media_player(I(20), I(5)))),
+    ("programs.io_bound", "number", lambda I: spawned(ps.programs.io_bound(I(3), I(1)))),
+    ("programs.pipe_ring", "int", lambda I: [spawned(p) for p in ps.programs.pipe_ring(I(3))]),
+    ("programs.pipe_ring", "number", lambda I: [spawned(p) for p in ps.programs.pipe_ring(3, work_us=I(20))]),
+    ("programs.burn", "int", lambda I: [spawned(p) for p in ps.programs.burn(I(2))]),
+    ("programs.compile", "int", lambda I: [spawned(p) for p in ps.programs.compile(I(2))]),
+    ("programs.ring", "int", lambda I: [spawned(p) for p in ps.programs.ring(I(3))]),
     ("measure.limit_cycle", "number", lambda I: as_lists(ps.measure.limit_cycle(
         TIMES, PRIO[:, 0], min_amplitude=I(1)))),
     ("measure.classify_series", "number", lambda I: as_lists(ps.measure.classify_series(
@@ -412,6 +426,9 @@ NO_INT_ARGUMENT = {
     "metrics.jain_index",  # vectors of values
     # a sweep table's column names and the table itself
     "plot.heatmap", "plot.predicted_vs_simulated", "plot.stability_map",
+    # interbench's fixed tasks and loads, and the matrix's printers (a table)
+    "programs.audio", "programs.video", "programs.x", "programs.gaming", "programs.write",
+    "programs.read", "interbench.report", "interbench.side_by_side",
 }
 
 
