@@ -354,6 +354,10 @@ class Simulator:
         self._core.set_params(check_params(self._preset_key, {name: value}, self.hz))
 
     def _pid(self, pid):
+        """A pid, or the pid of the task named so (every method that takes
+        a pid takes a task's name too)."""
+        if isinstance(pid, str):
+            return pid_named(self, pid)
         pid = _check_int("pid", pid, 1, 2**31 - 1)
         if pid > self._core.ntasks:
             raise KeyError(f"no task with pid {pid} (pids are 1..{self._core.ntasks})")
@@ -382,8 +386,6 @@ class Simulator:
         """A TaskView of task `pid`, or of the task named `pid` if it is a
         str (KeyError if no task has that name, ValueError listing the
         pids if several have it)."""
-        if isinstance(pid, str):
-            pid = pid_named(self, pid)
         fields = self._core.task(self._pid(pid))
         return TaskView(fields)
 

@@ -184,7 +184,7 @@ CALLS = [
     ("renice unknown pid", lambda s: s.renice(99, 0), KeyError, R("no task with pid 99 (pids are 1..4)")),
     ("renice exited", lambda s: s.renice(4, 0), ValueError, "task 4 has exited"),
     ("renice pid 0", lambda s: s.renice(0, 0), ValueError, R("pid=0 is outside the allowed range 1..")),
-    ("renice pid str", lambda s: s.renice("1", 0), TypeError, "pid must be an int, not str"),
+    ("renice pid str", lambda s: s.renice("1", 0), KeyError, "no task named .1.; names: hog"),
     ("renice nice 20", lambda s: s.renice(1, 20), ValueError, R("nice=20 is outside the allowed range -20..19")),
     ("renice nice -21", lambda s: s.renice(1, -21), ValueError, R("nice=-21 is outside the allowed range -20..19")),
     ("renice nice float", lambda s: s.renice(1, 0.5), TypeError, "nice must be an int, not float"),

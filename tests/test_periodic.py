@@ -171,3 +171,17 @@ def test_the_frame_twin_decodes_a_skipped_work_as_missing():
     assert frame.index.name == "start_s" and set(frame["name"]) == {"audio"}
     assert frame.loc[0.04, "finish_s"] != frame.loc[0.04, "finish_s"]  # NaN
     assert frame["met"].dtype == bool and frame.loc[0.0, "met"]
+
+
+def test_every_method_that_takes_a_pid_takes_a_name():
+    sim = ps.Simulator("linux-2.5.65")
+    pid = sim.spawn(ps.programs.media_player(40, 10), name="mp3")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.renice("hog", 5)
+    sim.run(seconds=1)
+    assert np.array_equal(sim.periodic("mp3"), sim.periodic(pid))
+    assert np.array_equal(sim.latencies("mp3"), sim.latencies(pid))
+    assert sim.task("hog").nice == 5
+    assert len(sim.periodic_frame("mp3")) == len(sim.periodic(pid)) > 0
+    with pytest.raises(KeyError, match="mp4"):
+        sim.periodic("mp4")
