@@ -894,6 +894,21 @@ static PyObject *Sim_setscheduler(SimObject *self, PyObject *args) {
   return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_SETSCHED, .arg = policy, .arg2 = rt});
 }
 
+/* post(chan, n): n posts of a channel from outside any task */
+static PyObject *Sim_post(SimObject *self, PyObject *args) {
+  READY_TO_CHANGE(self);
+  int chan;
+  long long n;
+  if (!PyArg_ParseTuple(args, "iL", &chan, &n)) return NULL;
+  char err[PS_ERRLEN];
+  self->busy = 1;
+  int rc = ps_post_from_python(&self->m, &self->d, chan, n, err, sizeof err);
+  self->busy = 0;
+  if (hooks_failed(self)) return NULL;
+  if (rc) return raise_value(err);
+  Py_RETURN_NONE;
+}
+
 static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
   READY(self);
   int pid;
@@ -1204,6 +1219,7 @@ static PyMethodDef Sim_methods[] = {
     {"run_until", (PyCFunction)Sim_run_until, METH_O, "advance to t_end ns (inclusive)"},
     {"step", (PyCFunction)Sim_step, METH_O, "advance by n ticks"},
     {"renice", (PyCFunction)Sim_renice, METH_VARARGS, "set_user_nice"},
+    {"post", (PyCFunction)Sim_post, METH_VARARGS, "post a channel n times (waker: none)"},
     {"setscheduler", (PyCFunction)Sim_setscheduler, METH_VARARGS, "sched_setscheduler"},
     {"set_affinity", (PyCFunction)Sim_set_affinity, METH_VARARGS, "set_cpus_allowed"},
     {"task", (PyCFunction)Sim_task, METH_O, "dict of a task's fields"},

@@ -263,6 +263,15 @@ class Simulator:
             hint = "".join(did_you_mean(k, own) for k in init if k not in own)
             raise KeyError(f"{refused.args[0]}{hint}") from None
 
+    def post(self, channel, n=1):
+        """Post `channel` n times from outside any task, as a device does
+        (no waker): each post wakes the channel's longest waiter, or is
+        kept for the next wait.  A channel starts at 0, so a channel used
+        as a mutex (wait to lock, post to unlock) is posted once before the
+        run: ``sim.post("m")``.  n: 1 .. 2^31 - 1."""
+        n = _check_int("n", n, 1, 2**31 - 1)
+        self._core.post(self._channel(_check_channel(channel)), n)
+
     def source(self, channel, *, every_ms=None, every_us=None, poisson_ms=None, start_ms=None,
                count=None):
         """An external device posting `channel` from interrupt context:

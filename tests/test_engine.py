@@ -337,6 +337,29 @@ def test_a_poisson_source_has_exponential_gaps_with_the_given_mean():
     assert sim.task(consumer).nr_wakeups == len(t)
 
 
+def test_simulator_post_wakes_a_waiter_or_is_kept_for_the_next_wait():
+    sim = ps.Simulator(PRESET)
+    waiter = sim.spawn(ps.Program().wait("c").run(ms=1).wait("c").run(ms=1).wait("c").run(ms=1))
+    sim.run(seconds=0.01)
+    assert sim.task(waiter).state == "interruptible"
+    sim.post("c")                  # wakes it, as a device would (no waker)
+    sim.run(seconds=0.01)
+    assert sim.task(waiter).cpu_ns == MS and sim.task(waiter).state == "interruptible"
+    sim.post("c", n=2)             # one wakes it, the other waits for its next wait
+    sim.run(seconds=0.01)
+    assert sim.task(waiter).cpu_ns == 3 * MS and sim.task(waiter).state == "dead"
+    sim.check()
+
+
+def test_simulator_post_checks_its_arguments():
+    sim = ps.Simulator(PRESET)
+    with pytest.raises(ValueError, match=r"^n=0 is outside the allowed range 1\.\.2147483647$"):
+        sim.post("c", n=0)
+    with pytest.raises(TypeError, match="a channel is named by a non-empty str"):
+        sim.post("")
+    assert sim._channels == {}
+
+
 # ---------------------------------------------------------------- loops and exit
 
 def test_a_loop_runs_its_body_exactly_n_times_then_the_task_exits():

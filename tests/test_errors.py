@@ -568,6 +568,7 @@ METHODS = {
     "source": lambda s, a, k: s.source(*a[:1], **k),
     "latencies": lambda s, a, k: s.latencies(*a[:1]),
     "runqueue": lambda s, a, k: s.runqueue(*a[:1]),
+    "post": lambda s, a, k: s.post(*a[:2]),
 }
 method_args = st.lists(st.one_of(garbage, st.sampled_from(PARAM_NAMES), st.integers(1, 5),
                                  st.sampled_from(["fifo", "rr", "normal", "dev", "new"]),

@@ -278,6 +278,7 @@ ENTRY_POINTS = [
     ("Simulator.latencies_frame", "int", lambda I: framed(lambda s: s.latencies_frame(I(2)))),
     ("Simulator.periodic", "int", lambda I: after(lambda s: s.periodic(I(2)).tolist())),
     ("Simulator.periodic_frame", "int", lambda I: framed(lambda s: s.periodic_frame(I(2)))),
+    ("Simulator.post", "int", lambda I: after(lambda s: s.post("c", n=I(3)))),
     ("Simulator.runqueue", "int", lambda I: after(lambda s: s.runqueue(I(1)))),
     ("Simulator.queue", "int", lambda I: after(lambda s: s.queue(I(1)))),
     ("Program.run", "number", lambda I: spawned(Program().run(ms=I(3)).sleep(ms=1))),

@@ -59,6 +59,7 @@ CALLS = {
     "copy": lambda s: s.copy(),
     "stats": lambda s: s.stats(),
     "renice": lambda s: s.renice(1, 5),
+    "post": lambda s: s.post("c"),
     "now_ns": lambda s: s.now_ns,
 }
 

@@ -237,6 +237,11 @@ static inline int64_t ps_jiffy_time(const psModel *m, uint64_t j) { return (int6
  * allowed CPU (at once, or when it next leaves the CPU if it is running). */
 int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall *sc, char *err,
                            int errlen);
+/* Post channel chan n times from outside any task (waker NULL, as a
+ * device's interrupt does): each post wakes the channel's first waiter, or
+ * is counted for the next wait.  0, or -1 with err (no such channel, n out
+ * of 1..2^31-1). */
+int ps_post_from_python(const psModel *m, psData *d, int chan, int64_t n, char *err, int errlen);
 /* ---- snapshots (snapshot.c) ---- */
 /* The model and state as one malloc'd byte string; 0 or -1 (no memory). */
 int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len);

@@ -168,6 +168,19 @@ void ps_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
   ps_try_to_wake_up(m, d, w, PS_TASK_INTERRUPTIBLE, waker, sync);
 }
 
+int ps_post_from_python(const psModel *m, psData *d, int chan, int64_t n, char *err, int errlen) {
+  if (chan < 0 || chan >= d->nchan) {
+    snprintf(err, errlen, "no channel %d (channels are 0..%d)", chan, d->nchan - 1);
+    return -1;
+  }
+  if (n < 1 || n > INT32_MAX) {
+    snprintf(err, errlen, "n=%lld posts is outside the allowed range 1..%d", (long long)n, INT32_MAX);
+    return -1;
+  }
+  for (int64_t k = 0; k < n && !d->failed; k++) ps_post(m, d, chan, NULL, 0);
+  return 0;
+}
+
 /* fork one child of d->task[ti] running prog; 0, or -1 after ps_fail. */
 static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   if (prog >= m->nprogs) {
