@@ -40,7 +40,8 @@ except ModuleNotFoundError as _missing:
             f" and that of the installed package in {', '.join(__path__)} failed to import:"
             f" {type(_error).__name__}: {_error}") from _error
 
-from . import analysis, houston, interbench, measure, metrics, o1, o1_steady, programs, stability
+from . import (analysis, houston, interbench, measure, metrics, o1, o1_steady, programs,
+               stability, workloads)
 from ._core import ConfigError, Error, InvariantError, PolicyError, StateError
 from .build import ABI_VERSION, PolicyBuildError, PolicyLibrary, build_policy, include_dir
 from ._records import EVENT_DTYPE, LATENCY_DTYPE
@@ -60,8 +61,9 @@ __all__ = [
     "Error", "ConfigError", "StateError", "InvariantError", "PolicyError", "Policy", "Param",
     "register_policy", "examples", "testing", "plot", "PolicyBuildError", "build_policy",
     "include_dir", "PolicyLibrary", "ABI_VERSION",
-    "Simulator", "TaskView", "Program", "programs", "interbench", "o1", "o1_steady", "houston", "analysis", "measure",
-    "metrics", "stability", "presets", "policies", "policy_info", "formula", "preset_params",
+    "Simulator", "TaskView", "Program", "programs", "interbench", "o1", "o1_steady", "houston",
+    "analysis", "measure", "metrics", "stability", "workloads", "presets", "policies", "policy_info",
+    "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",
 ]

@@ -231,6 +231,17 @@ def tabled(table):
     return split
 
 
+def rtapp(I):
+    """What a machine does with an rt-app workload whose ints are I's."""
+    w = ps.workloads.from_rtapp({"global": {"duration": I(1)}, "tasks": {
+        "t": {"instance": I(2), "loop": I(-1), "delay": I(500), "priority": I(5), "cpus": [I(1)],
+              "phases": {"p": {"loop": I(3), "run": I(1000), "sleep": I(300), "fork": "f",
+                               "timer": {"ref": "r", "period": I(5000)}}}},
+        "f": {"instance": I(0), "policy": "SCHED_RR", "priority": I(3), "cpus": [I(1)],
+              "loop": I(2), "run": I(100)}}})
+    return after(lambda s: (w.duration, w.spawn_into(s)))
+
+
 # two periodic tasks' records (pysched.metrics.PERIODIC_DTYPE), pid 1 a game
 PERIODIC = np.array([(0, 100_000_000, 5_000_000, 105_000_000, 0, 1, 0, 0, 0),
                      (0, 50_000_000, 1_500_000, 3_000_000, 0, 2, 1, 0, 0),
@@ -281,6 +292,8 @@ ENTRY_POINTS = [
     ("Simulator.post", "int", lambda I: after(lambda s: s.post("c", n=I(3)))),
     ("Simulator.runqueue", "int", lambda I: after(lambda s: s.runqueue(I(1)))),
     ("Simulator.queue", "int", lambda I: after(lambda s: s.queue(I(1)))),
+    ("workloads.from_rtapp", "int", lambda I: rtapp(I)),
+    ("workloads.channel", "int", lambda I: ps.workloads.channel("barrier", "b", I(2))),
     ("Program.run", "number", lambda I: spawned(Program().run(ms=I(3)).sleep(ms=1))),
     ("Program.sleep", "number", lambda I: spawned(Program().sleep(us=I(2500)).run(ms=1))),
     ("Program.periodic", "int", lambda I: spawned(Program().periodic(I(5000), 1000, advance_us=I(100)))),
