@@ -1,0 +1,25 @@
+"""Every golden output unchanged (tests/golden.py): the engine's
+optimisations must leave every workload's stats, events, latencies,
+series, periodic records and counters bit for bit as they were."""
+import json
+
+import pysched as ps
+
+import golden
+
+
+def test_the_catalogue_covers_every_preset_and_1_to_64_cpus():
+    names = [c[0] for c in golden.cases()]
+    assert set(golden.PRESETS) == set(ps.presets())
+    assert {c[2] for c in golden.cases()} == {1, 2, 8, 64}
+    assert len(names) == len(set(names)) == len(golden.PRESETS) * (len(golden.WORKLOADS) * 3 + 1)
+
+
+def test_every_golden_hash_is_unchanged():
+    expected = json.loads(golden.PATH.read_text())
+    got = golden.compute()
+    assert set(got) == set(expected)
+    changed = {name: sorted(k for k in got[name] if got[name][k] != expected[name].get(k))
+               for name in got if got[name] != expected[name]}
+    assert not changed, f"outputs changed (regenerate with `python tests/golden.py --update` " \
+                        f"only if meant): {changed}"
