@@ -16,6 +16,7 @@ static void move_task(const psModel *m, psData *d, psTask *p, int dest) {
   o1_rq(m, d, src)->nr_running--;
   p->cpu = dest;
   o1_rq(m, d, dest)->nr_running++;
+  o1_nr_running_changed(m, d);
   o1_enqueue_task(m, d, p, o1_rq(m, d, dest)->active);
   p->nr_migrations++;
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, src, p->prio, 0);
@@ -109,7 +110,7 @@ int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
   int by_prio_avg = (int)o1_param(m, o1_family_of(m)->p_balance_prio_avg, 0);
   int busiest = by_prio_avg && !idle ? find_busiest_by_prio_avg(m, d, cpu, &imbalance)
                                      : find_busiest_queue(m, d, cpu, idle, &imbalance);
-  if (busiest < 0) return 0;
+  if (busiest < 0) return -1;
   o1_runqueue *src = o1_rq(m, d, busiest);
   int expired = !src->active;
   int a = src->arrays[expired].nr_active ? expired : src->active;
@@ -139,7 +140,20 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   /* IDLE_REBALANCE_TICK and BUSY_REBALANCE_TICK follow cache_decay_ticks */
   const int64_t *ticks = &m->param[o1_family_of(m)->p_cache_decay_ticks + 1];
   /* an idle CPU balances every IDLE_REBALANCE_TICK, but with idle=0 */
-  if (j % (uint64_t)ticks[idle ? 0 : 1] == 0) o1_load_balance(m, d, cpu, 0);
+  if (j % (uint64_t)ticks[idle ? 0 : 1]) return;
+  /* The exact skip.  find_busiest_queue reads nothing but runqueue lengths
+   * and this CPU's prev_cpu_load[], which it sets to those lengths.  So
+   * once a scan found no busiest queue with prev_cpu_load[] already equal
+   * to the lengths (the scan before saw the same ones), every later scan
+   * finds none and writes the same values, until some length changes.
+   * (Balancing by prio_avg reads prio_avg, which moves every tick: no skip.) */
+  o1_runqueue *rq = o1_rq(m, d, cpu);
+  uint64_t gen = o1_rq(m, d, 0)->nr_running_gen;
+  int by_prio_avg = (int)o1_param(m, o1_family_of(m)->p_balance_prio_avg, 0);
+  if (rq->balance_steady && rq->balance_gen == gen && !by_prio_avg) return;
+  int rc = o1_load_balance(m, d, cpu, 0);
+  rq->balance_steady = rc < 0 && rq->balance_gen == gen;
+  rq->balance_gen = o1_rq(m, d, 0)->nr_running_gen;
 }
 
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {

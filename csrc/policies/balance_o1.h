@@ -5,7 +5,8 @@
 #include "o1_family.h"
 
 /* load_balance(rq, idle): pull tasks from the busiest CPU to `cpu`.
- * Returns the number pulled. */
+ * Returns the number pulled, or -1 when no runqueue is busy enough to pull
+ * from (find_busiest_queue found none). */
 int o1_load_balance(const psModel *m, psData *d, int cpu, int idle);
 
 /* try_to_wake_up step 1: a sync wakeup by a task on another CPU moves the

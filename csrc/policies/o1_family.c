@@ -26,11 +26,13 @@ void o1_activate_plain(const psModel *m, psData *d, psTask *p) {
   o1_runqueue *rq = o1_rq(m, d, p->cpu);
   o1_enqueue_task(m, d, p, rq->active);
   rq->nr_running++;
+  o1_nr_running_changed(m, d);
 }
 
 void o1_deactivate_task(const psModel *m, psData *d, psTask *p) {
   o1_runqueue *rq = o1_rq(m, d, p->cpu);
   rq->nr_running--;
+  o1_nr_running_changed(m, d);
   if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
   o1_dequeue_task(m, d, p);
 }
@@ -93,6 +95,7 @@ void o1_wake_child_smart(const psModel *m, psData *d, psTask *parent, psTask *p)
   /* list_add_tail(&p->run_list_lru, ...): the lru list lives in active */
   if (lru_of(m, p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
   rq->nr_running++;
+  o1_nr_running_changed(m, d);
 }
 
 void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice) {

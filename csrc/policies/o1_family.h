@@ -54,6 +54,14 @@ typedef struct o1_runqueue {
   int64_t nr_array_switches;
   int64_t nr_fairness_requeues; /* Houston */
   int64_t nr_balance_pulls;     /* tasks this CPU pulled */
+  /* The balancer's exact skip (o1_rebalance): CPU 0's runqueue counts every
+   * change of any runqueue's length on the machine; each CPU remembers the
+   * count at its last periodic scan, and whether that scan found no busiest
+   * queue with inputs the scan before had already left as they were. */
+  uint64_t nr_running_gen;
+  uint64_t balance_gen;
+  int32_t balance_steady;
+  int32_t pad;
 } o1_runqueue;
 
 /* State-field table entries of the runqueue fields every member shows. */
@@ -143,6 +151,11 @@ void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice);
 /* rebalance_tick(rq, idle) at the end of scheduler_tick (balance_o1.c);
  * nothing on one CPU, tested here because it runs every tick. */
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle);
+
+/* A runqueue's length changed: the balancer's skip must look again. */
+static inline void o1_nr_running_changed(const psModel *m, psData *d) {
+  o1_rq(m, d, 0)->nr_running_gen++;
+}
 static inline void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
   if (m->ncpu > 1) o1_rebalance(m, d, cpu, idle);
 }
