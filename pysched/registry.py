@@ -9,6 +9,25 @@ from ._suggest import did_you_mean
 
 ParamInfo = namedtuple("ParamInfo", "name default min max unit doc")
 
+# The core's own presets, as they are at import (before any policy library
+# loads): what they declare never changes, so a Simulator reads it from a
+# cache.  (A library's preset may be replaced by a rebuilt version, and a
+# Python policy is a class: those are asked every time.)
+_BUILTIN = frozenset(p[0] for p in _core.presets())
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin_info(preset, hz):
+    return _core.policy_info(preset, hz)
+
+
+def _simulator_info(key, hz):
+    """policy_info for the Simulator, which only reads it: cached for the
+    core's own presets."""
+    if isinstance(key, str) and key in _BUILTIN:
+        return _builtin_info(key, hz or 0)
+    return policy_info(key, hz)
+
 
 def presets():
     """Names of the presets: a policy plus parameter values; then the
@@ -97,6 +116,9 @@ def resolve(preset):
     if isinstance(preset, type):
         pdef = _policy.definition(preset)
         return _policy._declaration(preset)[0], pdef, preset
+    if type(preset) is str and preset in _BUILTIN:
+        # a Python policy cannot take a built-in preset's name (register_policy)
+        return preset, preset, None
     preset = check_name("preset", preset)
     cls = _policy.registered().get(preset)
     if cls is not None:

@@ -1,5 +1,6 @@
 """The Simulator: a machine running one scheduler preset, stepped from Python."""
 import copy
+import functools
 import os
 import signal
 import threading
@@ -15,7 +16,7 @@ from ._suggest import did_you_mean
 from .codes import SCHED_POLICIES, TASK_STATES
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_channel, _check_rt_priority
 from .policy import definition
-from .registry import check_params, policy_info, resolve
+from .registry import _simulator_info, check_params, policy_info, resolve
 
 RECORD_LEVELS = ("counters", "events", "series")
 MAX_SECONDS = 10**6
@@ -47,6 +48,18 @@ class TaskView:
             raise AttributeError(name)
         raise AttributeError(f"'TaskView' object has no attribute {name!r}"
                              f"{did_you_mean(name, vars(self))}")
+
+
+@functools.lru_cache(maxsize=256)
+def _stats_dtype(names, unsigned, width):
+    """stats()'s record: the core's columns (int64, or uint64 for a bit
+    mask), then nr_switches and the name."""
+    k = len(names)
+    return np.dtype({"names": list(names) + ["nr_switches", "name"],
+                     "formats": [np.uint64 if f in unsigned else np.int64 for f in names]
+                     + [np.int64, f"U{width}"],
+                     "offsets": [8 * i for i in range(k)] + [8 * k, 8 * k + 8],
+                     "itemsize": 8 * k + 8 + 4 * width})
 
 
 class Simulator:
@@ -105,7 +118,7 @@ class Simulator:
             hz = _check_int("hz", hz, 1, 100_000)
             if 10**9 % hz:
                 raise ValueError(f"hz={hz} must divide 10^9 so that a tick is a whole number of ns")
-        info = policy_info(policy_cls or name, hz)
+        info = _simulator_info(policy_cls or key, hz)
         hz = info["hz"]
         seed = _check_int("seed", seed, 0, 2**64 - 1)
         if record not in RECORD_LEVELS:
@@ -148,14 +161,8 @@ class Simulator:
         # checked whatever `record` is: a mistake shows before it matters
         if series_fields is None:
             series_fields = ["prio", "time_slice", "state"] + [f[0] for f in info["task_fields"]]
-        if not isinstance(series_fields, (str, bytes)) and hasattr(series_fields, "__iter__"):
-            series_fields = list(series_fields)
-        if not isinstance(series_fields, list) or not all(isinstance(f, str) for f in series_fields):
-            raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
-        for f in series_fields:
-            if check_name("series field", f) not in self._task_fields:
-                raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}"
-                               f"{did_you_mean(f, self._task_fields)}")
+        else:
+            series_fields = self._checked_series_fields(series_fields)
         if len(series_fields) > MAX_SERIES_FIELDS:
             raise ValueError(f"series_fields has {len(series_fields)} fields: at most "
                              f"{MAX_SERIES_FIELDS} can be sampled")
@@ -166,6 +173,17 @@ class Simulator:
         self._channels = {}
         self._programs = {}  # id(Program) -> (Program, nops, program id)
         self._nprogs = 0
+
+    def _checked_series_fields(self, series_fields):
+        if not isinstance(series_fields, (str, bytes)) and hasattr(series_fields, "__iter__"):
+            series_fields = list(series_fields)
+        if not isinstance(series_fields, list) or not all(isinstance(f, str) for f in series_fields):
+            raise TypeError(f"series_fields must be a list of field names, not {series_fields!r}")
+        for f in series_fields:
+            if check_name("series field", f) not in self._task_fields:
+                raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}"
+                               f"{did_you_mean(f, self._task_fields)}")
+        return series_fields
 
     # ---- building the workload ----
 
@@ -405,18 +423,17 @@ class Simulator:
         nr_wakeups, exit_ns, ...) plus name; the bit mask cpus_allowed is
         a uint64 (bit i: CPU i, 63 included)."""
         names, raw, tnames = self._core.table()
-        n = len(tnames)
-        matrix = np.frombuffer(raw, dtype=np.int64).reshape(n, len(names))
+        n, k = len(tnames), len(names)
+        matrix = np.frombuffer(raw, dtype=np.int64).reshape(n, k)
         order = np.argsort(matrix[:, names.index("pid")], kind="stable")
         matrix = matrix[order]
-        tnames = [tnames[k] for k in order]
+        tnames = [tnames[i] for i in order]
         width = max([len(s) for s in tnames] + [1])
-        dt = [(f, np.uint64 if f in self._unsigned_fields else np.int64) for f in names]
-        dt += [("nr_switches", np.int64), ("name", f"U{width}")]
-        out = np.zeros(n, dtype=dt)
-        for i, f in enumerate(names):
-            # the core's int64 holds an unsigned field's bits: view, not convert
-            out[f] = matrix[:, i].view(out.dtype[f])
+        out = np.empty(n, dtype=_stats_dtype(tuple(names), self._unsigned_fields, width))
+        # the core's int64 columns are the record's first k fields, bit for
+        # bit (an unsigned field's too): one copy of the whole block
+        out.view(np.uint8).reshape(n, out.dtype.itemsize)[:, :8 * k] = \
+            matrix.view(np.uint8).reshape(n, 8 * k)
         out["nr_switches"] = out["nvcsw"] + out["nivcsw"]
         out["name"] = tnames
         return out
