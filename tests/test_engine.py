@@ -242,6 +242,21 @@ def test_a_tick_lasts_1e9_over_hz_ns(hz):
 
 # ---------------------------------------------------------------- channels
 
+@pytest.mark.parametrize("far_first", [True, False])
+def test_timers_due_at_one_instant_wake_in_pid_order_whether_queued_near_or_far(far_first):
+    # a sleep of 300 ms is queued beyond the timer wheel's 256 ticks (on the
+    # heap), one of 100 ms within it (in a bucket); both end at t = 300 ms
+    sim = ps.Simulator("linux-2.5.65", record="events")
+    far = Program().sleep(ms=300).exit()
+    near = Program().sleep(ms=200).sleep(ms=100).exit()
+    first, second = (far, near) if far_first else (near, far)
+    a, b = sim.spawn(first), sim.spawn(second)
+    sim.run(seconds=0.4)
+    ev = sim.events()
+    wake = (ev["kind"] == ps.EVENT_KINDS.index("wakeup")) & (ev["time_ns"] == 300_000_000)
+    assert list(ev["pid"][wake]) == [a, b]
+
+
 def test_posts_before_a_wait_are_counted_so_the_wait_does_not_block():
     sim = sim_()
     pid = sim.spawn(Program().post("c").post("c").wait("c").wait("c").run(ms=1))

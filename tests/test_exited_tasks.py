@@ -92,6 +92,26 @@ def test_simultaneous_wakeups_follow_pids_not_the_slots_they_reuse():
     assert list(woken) == [3, 4]
 
 
+def test_a_snapshot_holds_simultaneous_timers_of_tasks_in_reused_slots():
+    # pending events are ordered by pid; the snapshot's order check once
+    # compared slots, and refused a state whose slot order reverses pid order
+    import pickle
+    sim = ps.Simulator("linux-2.5.65", record="events")
+    sim.spawn(ps.Program().exit())
+    sim.spawn(ps.Program().exit())
+    sim.run(seconds=0.001)
+    nap = ps.Program().sleep(ms=5).run(ms=1).exit()
+    sim.spawn(nap)
+    sim.spawn(nap)
+    sim.run(seconds=0.002)
+    twin = pickle.loads(pickle.dumps(sim))
+    for s in (sim, twin):
+        s.run(seconds=0.02)
+    assert (twin.events() == sim.events()).all()
+    woken = sim.events()["pid"][sim.events()["kind"] == ps.EVENT_KINDS.index("wakeup")]
+    assert list(woken) == [3, 4]
+
+
 def test_a_reaped_simulator_pickles_copies_and_continues_like_the_original():
     import pickle
     sim = churn(keep_exited=20, cpus=2)

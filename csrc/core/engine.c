@@ -193,6 +193,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   psu_ring_init(&d->periodic, sizeof(psPeriodicRec));
   psu_ring_init(&d->series, sizeof(psSampleRec));
   psu_ring_init(&d->exited, sizeof(psTask));
+  psu_evq_init(&d->evq, m->tick_ns);
   d->next_pid = 1;
   d->free_slot = -1;
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
@@ -227,7 +228,7 @@ void ps_data_free(psData *d) {
   free(d->task);
   free(d->chan);
   free(d->src);
-  psu_heap_free(&d->heap);
+  psu_evq_free(&d->evq);
   psu_ring_free(&d->events);
   psu_ring_free(&d->latencies);
   psu_ring_free(&d->periodic);
@@ -252,7 +253,7 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
   dst->task = dup_bytes(src->task, (size_t)src->cap_task * sizeof(psTask), &bad);
   dst->chan = dup_bytes(src->chan, (size_t)src->nchan * sizeof(psChannel), &bad);
   dst->src = dup_bytes(src->src, (size_t)src->nsrc * sizeof(psSourceState), &bad);
-  bad |= psu_heap_copy(&dst->heap, &src->heap);
+  bad |= psu_evq_copy(&dst->evq, &src->evq);
   bad |= psu_ring_copy(&dst->events, &src->events);
   bad |= psu_ring_copy(&dst->latencies, &src->latencies);
   bad |= psu_ring_copy(&dst->periodic, &src->periodic);
@@ -287,7 +288,7 @@ int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
 
 void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
   psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
-  if (psu_heap_push(&d->heap, e)) ps_fail(d, "out of memory queueing an event");
+  if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
 }
 
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync) {
@@ -319,7 +320,7 @@ static int source_schedule(const psModel *m, psData *d, int s) {
   }
   if (t < d->now_ns) t = d->now_ns;
   psEvt e = {t, PS_EV_SOURCE, s, s, 0};
-  return psu_heap_push(&d->heap, e);
+  return psu_evq_push(&d->evq, e);
 }
 
 int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen) {
@@ -551,7 +552,7 @@ static void advance_to(const psModel *m, psData *d, int64_t t) {
   d->now_ns = t;
 }
 
-static int64_t next_time(const psModel *m, const psData *d) {
+static int64_t next_time(const psModel *m, psData *d) {
   int64_t t = INT64_MAX;
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
@@ -563,7 +564,8 @@ static int64_t next_time(const psModel *m, const psData *d) {
       if (from + cur->burst_left_ns < t) t = from + cur->burst_left_ns;
     }
   }
-  if (d->heap.n && psu_heap_top(&d->heap)->time_ns < t) t = psu_heap_top(&d->heap)->time_ns;
+  const psEvt *e = psu_evq_top(&d->evq);
+  if (e && e->time_ns < t) t = e->time_ns;
   return t;
 }
 
@@ -665,9 +667,9 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     }
     advance_to(m, d, t);
     deliver_ticks(m, d, t);
-    while (d->heap.n && psu_heap_top(&d->heap)->time_ns == t && !d->failed) {
-      psEvt e = *psu_heap_top(&d->heap);
-      psu_heap_pop(&d->heap);
+    for (const psEvt *top; (top = psu_evq_top(&d->evq)) && top->time_ns == t && !d->failed;) {
+      psEvt e = *top;
+      psu_evq_take(&d->evq);
       deliver_event(m, d, e);
     }
     resolve(m, d);
@@ -720,7 +722,7 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       return -1;
     }
   }
-  if (d->heap.n && psu_heap_top(&d->heap)->time_ns < d->now_ns) {
+  if (psu_evq_earliest(&d->evq) < d->now_ns) {
     snprintf(err, errlen, "an event is due in the past");
     return -1;
   }

@@ -3,14 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* (time, class, rank) order; class and rank are non-negative, so they
- * compare as one 64-bit word, and the whole test is branch-free (the heap's cost is
- * mostly mispredicted branches here). */
-static inline int evt_less(const psEvt *a, const psEvt *b) {
-  uint64_t oa = (uint64_t)(uint32_t)a->cls << 32 | (uint32_t)a->rank;
-  uint64_t ob = (uint64_t)(uint32_t)b->cls << 32 | (uint32_t)b->rank;
-  return (a->time_ns < b->time_ns) | ((a->time_ns == b->time_ns) & (oa < ob));
-}
+#define evt_less psu_evt_less
+
+/* ---- the heap ---- */
 
 static void sift_up(psHeap *h, int64_t i) {
   psEvt x = h->e[i];
@@ -36,7 +31,7 @@ static void sift_down(psHeap *h, int64_t i) {
   h->e[i] = x;
 }
 
-int psu_heap_push(psHeap *h, psEvt ev) {
+static int heap_push(psHeap *h, psEvt ev) {
   if (h->n == h->cap) {
     int64_t cap = h->cap ? 2 * h->cap : 64;
     psEvt *e = realloc(h->e, (size_t)cap * sizeof(psEvt));
@@ -49,23 +44,180 @@ int psu_heap_push(psHeap *h, psEvt ev) {
   return 0;
 }
 
-void psu_heap_pop(psHeap *h) {
+static void heap_pop(psHeap *h) {
   h->e[0] = h->e[--h->n];
   if (h->n) sift_down(h, 0);
 }
 
-void psu_heap_free(psHeap *h) {
-  free(h->e);
-  memset(h, 0, sizeof(*h));
+/* ---- the wheel ---- */
+
+static int bucket_reserve(psBucket *b) {
+  if (b->n < b->cap) return 0;
+  int32_t cap = b->cap ? 2 * b->cap : 8;
+  psEvt *e = realloc(b->e, (size_t)cap * sizeof(psEvt));
+  if (!e) return -1;
+  b->e = e;
+  b->cap = cap;
+  return 0;
 }
 
-int psu_heap_copy(psHeap *dst, const psHeap *src) {
-  memset(dst, 0, sizeof(*dst));
-  if (!src->cap) return 0;
-  dst->e = malloc((size_t)src->cap * sizeof(psEvt));
-  if (!dst->e) return -1;
-  memcpy(dst->e, src->e, (size_t)src->n * sizeof(psEvt));
-  dst->n = src->n;
-  dst->cap = src->cap;
+static int later_first(const void *a, const void *b) {
+  return evt_less(b, a) ? -1 : evt_less(a, b) ? 1 : 0;
+}
+
+/* Latest first, so that the earliest pops off the end.  Most buckets
+ * hold a few events: insertion sort; qsort past that.  Keys are unique (a
+ * task has one timer or I/O pending, a source one firing), so the result
+ * does not depend on the method. */
+static void bucket_sort(psBucket *b) {
+  if (b->n > 32) {
+    qsort(b->e, (size_t)b->n, sizeof(psEvt), later_first);
+    return;
+  }
+  for (int32_t i = 1; i < b->n; i++) {
+    psEvt x = b->e[i];
+    int32_t j = i;
+    for (; j > 0 && evt_less(&b->e[j - 1], &x); j--) b->e[j] = b->e[j - 1];
+    b->e[j] = x;
+  }
+}
+
+/* Insert into the sorted bucket, keeping it sorted (room reserved). */
+static void bucket_insert(psBucket *b, psEvt ev) {
+  int32_t lo = 0, hi = b->n;
+  while (lo < hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (evt_less(&b->e[mid], &ev)) hi = mid;
+    else lo = mid + 1;
+  }
+  memmove(&b->e[lo + 1], &b->e[lo], (size_t)(b->n - lo) * sizeof(psEvt));
+  b->e[lo] = ev;
+  b->n++;
+}
+
+void psu_evq_init(psEvq *q, int64_t width) {
+  memset(q, 0, sizeof(*q));
+  q->width = width > 0 ? width : 1;
+  q->sorted = 1;
+}
+
+int psu_evq_push(psEvq *q, psEvt ev) {
+  if (!q->nwheel && q->base != q->last_ns / q->width) {
+    /* an empty wheel restarts its window at the present */
+    q->base = q->last_ns / q->width;
+    q->sorted = 1;
+  }
+  int64_t slot = ev.time_ns / q->width;
+  if (slot < q->base || slot - q->base >= PS_WHEEL) {
+    if (heap_push(&q->heap, ev)) return -1;
+  } else {
+    if (!q->wheel) {
+      q->wheel = calloc(PS_WHEEL, sizeof(psBucket));
+      if (!q->wheel) return -1;
+    }
+    psBucket *b = &q->wheel[slot & (PS_WHEEL - 1)];
+    if (bucket_reserve(b)) return -1;
+    if (slot == q->base && q->sorted) bucket_insert(b, ev);
+    else b->e[b->n++] = ev;
+    q->nwheel++;
+  }
+  q->n++;
   return 0;
+}
+
+const psEvt *psu_evq_top_slow(psEvq *q) {
+  const psEvt *w = NULL;
+  if (q->nwheel) {
+    psBucket *b = &q->wheel[q->base & (PS_WHEEL - 1)];
+    while (!b->n) {
+      q->base++;
+      q->sorted = 0;
+      b = &q->wheel[q->base & (PS_WHEEL - 1)];
+    }
+    if (!q->sorted) {
+      bucket_sort(b);
+      q->sorted = 1;
+    }
+    w = &b->e[b->n - 1];
+  }
+  const psEvt *h = q->heap.n ? &q->heap.e[0] : NULL;
+  q->from_wheel = w && (!h || evt_less(w, h));
+  return q->from_wheel ? w : h;
+}
+
+void psu_evq_take(psEvq *q) {
+  if (q->from_wheel) {
+    psBucket *b = &q->wheel[q->base & (PS_WHEEL - 1)];
+    q->last_ns = b->e[--b->n].time_ns;
+    q->nwheel--;
+  } else {
+    q->last_ns = q->heap.e[0].time_ns;
+    heap_pop(&q->heap);
+  }
+  q->n--;
+}
+
+int64_t psu_evq_earliest(const psEvq *q) {
+  int64_t t = q->heap.n ? q->heap.e[0].time_ns : INT64_MAX;
+  if (q->nwheel)
+    for (int k = 0; k < PS_WHEEL; k++)
+      for (int32_t i = 0; i < q->wheel[k].n; i++)
+        if (q->wheel[k].e[i].time_ns < t) t = q->wheel[k].e[i].time_ns;
+  return t;
+}
+
+static int earlier_first(const void *a, const void *b) { return later_first(b, a); }
+
+psEvt *psu_evq_sorted(const psEvq *q, int *bad) {
+  if (!q->n) return NULL;
+  psEvt *out = malloc((size_t)q->n * sizeof(psEvt));
+  if (!out) {
+    *bad = 1;
+    return NULL;
+  }
+  memcpy(out, q->heap.e, (size_t)q->heap.n * sizeof(psEvt));
+  int64_t n = q->heap.n;
+  if (q->nwheel)
+    for (int k = 0; k < PS_WHEEL; k++) {
+      memcpy(out + n, q->wheel[k].e, (size_t)q->wheel[k].n * sizeof(psEvt));
+      n += q->wheel[k].n;
+    }
+  qsort(out, (size_t)n, sizeof(psEvt), earlier_first);
+  return out;
+}
+
+void psu_evq_free(psEvq *q) {
+  free(q->heap.e);
+  if (q->wheel)
+    for (int k = 0; k < PS_WHEEL; k++) free(q->wheel[k].e);
+  free(q->wheel);
+  psu_evq_init(q, q->width);
+}
+
+int psu_evq_copy(psEvq *dst, const psEvq *src) {
+  *dst = *src;
+  dst->heap.e = NULL;
+  dst->wheel = NULL;
+  if (src->heap.cap) {
+    dst->heap.e = malloc((size_t)src->heap.cap * sizeof(psEvt));
+    if (!dst->heap.e) goto nomem;
+    memcpy(dst->heap.e, src->heap.e, (size_t)src->heap.n * sizeof(psEvt));
+  }
+  if (src->wheel) {
+    dst->wheel = calloc(PS_WHEEL, sizeof(psBucket));
+    if (!dst->wheel) goto nomem;
+    for (int k = 0; k < PS_WHEEL; k++) {
+      const psBucket *b = &src->wheel[k];
+      if (!b->cap) continue;
+      dst->wheel[k].e = malloc((size_t)b->cap * sizeof(psEvt));
+      if (!dst->wheel[k].e) goto nomem;
+      memcpy(dst->wheel[k].e, b->e, (size_t)b->n * sizeof(psEvt));
+      dst->wheel[k].n = b->n;
+      dst->wheel[k].cap = b->cap;
+    }
+  }
+  return 0;
+nomem:
+  psu_evq_free(dst);
+  return -1;
 }

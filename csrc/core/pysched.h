@@ -123,7 +123,7 @@ typedef struct psData {
   int32_t next_pid;         /* pid of the next task; pids 1..next_pid-1 exist or existed */
   int32_t free_slot;        /* head of the free slots, -1 none */
   psRing exited;            /* psTask records of the most recent exited tasks */
-  psHeap heap;
+  psEvq evq;               /* timed events (events.h) */
   psChannel *chan;
   int32_t nchan;
   psSourceState *src;

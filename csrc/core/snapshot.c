@@ -121,7 +121,11 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   put(&w, d->task, (size_t)d->ntask * sizeof(psTask));
   put(&w, d->chan, (size_t)d->nchan * sizeof(psChannel));
   put(&w, d->src, (size_t)d->nsrc * sizeof(psSourceState));
-  put(&w, d->heap.e, (size_t)d->heap.n * sizeof(psEvt));
+  int nomem = 0;
+  psEvt *evs = psu_evq_sorted(&d->evq, &nomem);
+  w.bad |= nomem;
+  put(&w, evs, (size_t)d->evq.n * sizeof(psEvt));
+  free(evs);
   put_ring(&w, &d->events);
   put_ring(&w, &d->latencies);
   put_ring(&w, &d->periodic);
@@ -280,7 +284,9 @@ static int program_state_ok(const psModel *m, const psTask *t) {
 
 /* Every generic index, count and time of the state, so that the engine and
  * the policy's check may walk it safely. */
-static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
+/* ev: the nev events the snapshot holds, not yet queued. */
+static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t nev, char *err,
+                    int errlen) {
   int64_t now = d->now_ns;
   if (!time_ok(now) || d->jiffies != (uint64_t)(now / m->tick_ns)) BAD("the clock");
   if (d->instant_actions < 0 || d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT + 1) BAD("actions");
@@ -352,19 +358,19 @@ static int state_ok(const psModel *m, const psData *d, char *err, int errlen) {
   for (int32_t k = 0; k < d->nsrc; k++)
     if (d->src[k].fired < 0 || (m->src[k].count >= 0 && d->src[k].fired > m->src[k].count))
       BAD("source %d's state", k);
-  for (int64_t k = 0; k < d->heap.n; k++) {
-    const psEvt *e = &d->heap.e[k];
+  for (int64_t k = 0; k < nev; k++) {
+    const psEvt *e = &ev[k];
     if (e->cls < PS_EV_TIMER || e->cls > PS_EV_SOURCE || e->key < 0 || e->pad ||
         e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask) ||
         e->rank != (e->cls == PS_EV_SOURCE ? e->key : d->task[e->key].pid) || e->rank < (e->cls != PS_EV_SOURCE) ||
         e->time_ns < now ||
         e->time_ns > now + PS_MAX_DURATION_NS + m->tick_ns)
       BAD("event %lld", (long long)k);
-    /* the heap order the queue relies on */
-    const psEvt *parent = &d->heap.e[(k - 1) / 2];
+    /* written earliest first (psu_evq_sorted) */
+    const psEvt *parent = &ev[(k - 1) / 2];
     if (k && (parent->time_ns > e->time_ns ||
               (parent->time_ns == e->time_ns &&
-               (parent->cls > e->cls || (parent->cls == e->cls && parent->key > e->key)))))
+               (parent->cls > e->cls || (parent->cls == e->cls && parent->rank > e->rank)))))
       BAD("event %lld out of order", (long long)k);
   }
   return 1;
@@ -417,6 +423,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   char name[NAME_LEN];
   int64_t version, hash, sum;
   char why[PS_ERRLEN] = "truncated";
+  psEvt *ev = NULL;
   memset(m, 0, sizeof *m);
   memset(d, 0, sizeof *d);
   if (get_header(&r, &version, &hash, name, err, errlen)) return -1;
@@ -455,7 +462,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   m->cap_src = mm.nsrc ? mm.nsrc : 1;
   if (!model_ok(m, why, sizeof why)) goto bad;
   if (get(&r, &dd, sizeof dd)) goto bad;
-  if (dd.ntask < m->ncpu || dd.nchan != m->nchan || dd.nsrc != m->nsrc || dd.heap.n < 0) goto bad;
+  if (dd.ntask < m->ncpu || dd.nchan != m->nchan || dd.nsrc != m->nsrc || dd.evq.n < 0) goto bad;
   d->now_ns = dd.now_ns;
   d->jiffies = dd.jiffies;
   d->ntask = d->cap_task = dd.ntask;
@@ -475,19 +482,25 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   d->task = get_array(&r, dd.ntask, sizeof(psTask), 1 << 26);
   d->chan = get_array(&r, dd.nchan, sizeof(psChannel), 1 << 26);
   d->src = get_array(&r, dd.nsrc, sizeof(psSourceState), 1 << 26);
-  d->heap.e = get_array(&r, dd.heap.n, sizeof(psEvt), 1 << 26);
-  if (!d->cpu || !d->rq || !d->task || !d->chan || !d->src || !d->heap.e) goto bad;
-  d->heap.n = dd.heap.n;
-  d->heap.cap = dd.heap.n ? dd.heap.n : 1;
+  psu_evq_init(&d->evq, m->tick_ns);
+  d->evq.last_ns = dd.now_ns;
+  ev = get_array(&r, dd.evq.n, sizeof(psEvt), 1 << 26);
+  if (!d->cpu || !d->rq || !d->task || !d->chan || !d->src || !ev) goto bad;
   if (get_ring(&r, &d->events, sizeof(psEventRec)) ||
       get_ring(&r, &d->latencies, sizeof(psLatencyRec)) ||
       get_ring(&r, &d->periodic, sizeof(psPeriodicRec)) ||
       get_ring(&r, &d->series, sizeof(psSampleRec)) ||
       get_ring(&r, &d->exited, sizeof(psTask)) || d->exited.n > m->keep_exited || r.left)
     goto bad;
-  if (!state_ok(m, d, why, sizeof why) || ps_check(m, d, why, sizeof why)) goto bad;
+  if (!state_ok(m, d, ev, dd.evq.n, why, sizeof why)) goto bad;
+  for (int64_t k = 0; k < dd.evq.n; k++)
+    if (psu_evq_push(&d->evq, ev[k])) goto bad;
+  free(ev);
+  ev = NULL;
+  if (ps_check(m, d, why, sizeof why)) goto bad;
   return 0;
 bad:
+  free(ev);
   ps_data_free(d);
   ps_model_free(m);
   snprintf(err, errlen, "the snapshot is damaged: %s", why);
