@@ -1,0 +1,522 @@
+/* EEVDF, the fair class since Linux 6.6: Earliest Eligible Virtual
+ * Deadline First over the weighted average vruntime.  One state machine for
+ * 6.6 and 6.12 whose differences are parameters (the scheduler features of
+ * kernel/sched/features.h and what a version honours); what it shares with
+ * CFS is fair_common.c.  Function names are fair.c's.
+ *
+ * Sources: 6.12.y's fair.c (avg_vruntime, entity_lag / update_entity_lag,
+ * vruntime_eligible, pick_eevdf, update_deadline, did_preempt_short,
+ * do_preempt_short, update_curr), the PREEMPT_SHORT commit 85e511df3cec
+ * ("sched/eevdf: Allow shorter slices to wakeup-preempt", 6.12) and its
+ * fix "Fix wakeup-preempt by checking cfs_rq->nr_running" (6.12-rc),
+ * the RUN_TO_PARITY commit 63304558ba5d ("sched/eevdf: Curb
+ * wakeup-preemption", 6.6), Daniel Jordan's report "Preserve
+ * PLACE_DEADLINE_INITIAL deadline" (Oct 2023: in 6.6 the enqueue of
+ * wake_up_new_task re-places a new task without ENQUEUE_INITIAL, so its
+ * halved deadline is lost) and Zhang Qiao's fix that passes ENQUEUE_INITIAL
+ * there (2024, before 6.12); ../shared/reference/workloads.md §4.
+ *
+ * Deviations, stated: the tree is sorted by deadline in both versions (6.6
+ * sorted by vruntime with a min_deadline augment; the pick is the same
+ * eligible earliest deadline, but among equal deadlines 6.6 took whichever
+ * its tree's shape met first, here the first queued); the RUN_TO_PARITY
+ * copy of the deadline lives in the runqueue (fair_common.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "fair_common.h"
+
+#define EEVDF_PARAMS(X)                                                                           \
+  X(normalized_sched_base_slice, 750000, 1000, 500000000, 0, "ns",                               \
+    "normalized_sysctl_sched_base_slice: the request r_i of a task without its own slice, "      \
+    "before the CPU-count factor (0.75 ms; 0.70 ms from 6.15)")                                   \
+  X(sched_tunable_scaling, 1, 0, 2, 0, "enum",                                                    \
+    "SCHED_TUNABLESCALING: 0 none, 1 log (x 1 + ilog2(min(ncpus, 8))), 2 linear (x min(ncpus, 8))") \
+  X(place_lag, 1, 0, 1, 0, "bool",                                                                \
+    "PLACE_LAG: an enqueued task keeps the lag it left with, scaled by (W + w_i) / W")            \
+  X(place_deadline_initial, 1, 0, 1, 0, "bool",                                                   \
+    "PLACE_DEADLINE_INITIAL as it takes effect: a new task's first deadline is half a slice "     \
+    "away (6.6 has the feature on, but wake_up_new_task's enqueue re-places the task without "    \
+    "ENQUEUE_INITIAL, so there it is a full slice)")                                              \
+  X(run_to_parity, 1, 0, 1, 0, "bool",                                                            \
+    "RUN_TO_PARITY: once picked, a task runs until it is no longer eligible or gets a new "       \
+    "deadline, whatever wakes up")                                                                \
+  X(preempt_short, 1, 0, 1, 0, "bool",                                                            \
+    "PREEMPT_SHORT (6.12): a waking task with a shorter slice, eligible, cancels the current "    \
+    "task's RUN_TO_PARITY protection")                                                            \
+  X(delay_dequeue, 1, 0, 1, 0, "bool",                                                            \
+    "DELAY_DEQUEUE (6.12): a task that sleeps while not eligible stays queued, burning its "      \
+    "negative lag, until it is picked (then it leaves) or wakes")                                 \
+  X(delay_zero, 1, 0, 1, 0, "bool",                                                               \
+    "DELAY_ZERO (6.12): a delayed entity leaves or is woken with its lag clipped to at most 0")  \
+  X(place_rel_deadline, 1, 0, 1, 0, "bool",                                                       \
+    "PLACE_REL_DEADLINE (6.12): a task dequeued without sleeping (migration, renice) keeps its "  \
+    "deadline relative to its vruntime")                                                          \
+  X(custom_slices, 1, 0, 1, 0, "bool",                                                            \
+    "sched_attr.sched_runtime sets a task's slice (6.12): the `slice` given at spawn, 0.1..100 "  \
+    "ms; 0: every task runs with the base slice (6.6)")                                           \
+  X(wakeup_preemption, 1, 0, 1, 0, "bool", "WAKEUP_PREEMPTION: a waking task may preempt")        \
+  FAIR_BALANCE_PARAMS(X)
+
+enum {
+#define EV_ENUM(name, ...) EV_##name,
+  EEVDF_PARAMS(EV_ENUM)
+#undef EV_ENUM
+  EV_NPARAMS
+};
+
+#define P(name) (m->param[EV_##name])
+/* sysctl_sched_base_slice, scaled for this machine */
+#define BASE_SLICE(m) ((uint64_t)FD(m)->member[0])
+/* sched_attr.sched_runtime's clamp (core.c __setscheduler_params, 6.12) */
+#define SLICE_MIN 100000
+#define SLICE_MAX 100000000
+
+static inline fair_se *se_of(psData *d, int32_t i) { return SE(&d->task[i]); }
+static int eligible(const psModel *m, psData *d, int cpu, int32_t i) {
+  return fair_vruntime_eligible(m, d, cpu, se_of(d, i)->vruntime);
+}
+/* entity_before: (s64)(a->deadline - b->deadline) < 0 */
+static int entity_before(const fair_se *a, const fair_se *b) { return vdiff(a->deadline, b->deadline) < 0; }
+
+/* se->vlag = v; the kernel's write to curr's vlag also ends its
+ * RUN_TO_PARITY protection (the copy it held) */
+static void set_vlag(const psModel *m, psData *d, int cpu, int32_t i, int64_t v) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  se_of(d, i)->vlag = v;
+  if (rq->curr == i) rq->protect = 0;
+}
+
+/* entity_lag: V - v_i clamped to calc_delta_fair(max(2 * slice, TICK_NSEC)) */
+static int64_t entity_lag(const psModel *m, uint64_t avruntime, const fair_se *se) {
+  int64_t vlag = vdiff(avruntime, se->vruntime);
+  uint64_t r = 2 * se->slice > (uint64_t)m->tick_ns ? 2 * se->slice : (uint64_t)m->tick_ns;
+  int64_t limit = (int64_t)fair_calc_delta_fair(r, se->weight);
+  return vlag < -limit ? -limit : vlag > limit ? limit : vlag;
+}
+
+static void update_entity_lag(const psModel *m, psData *d, int cpu, int32_t i) {
+  set_vlag(m, d, cpu, i, entity_lag(m, fair_avg_vruntime(m, d, cpu), se_of(d, i)));
+}
+
+/* place_entity: vruntime from V and the lag, then the deadline */
+static void place_entity(const psModel *m, psData *d, int cpu, int32_t i, int flags) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  fair_se *se = se_of(d, i);
+  uint64_t vruntime = fair_avg_vruntime(m, d, cpu);
+  int64_t lag = 0;
+  if (!se->custom_slice) se->slice = BASE_SLICE(m);
+  uint64_t vslice = fair_calc_delta_fair(se->slice, se->weight);
+  if (P(place_lag) && rq->nr_running) {
+    int64_t load = rq->avg_load;
+    if (rq->curr >= 0 && rq->curr_on_rq) load += se_of(d, rq->curr)->weight;
+    /* vl_i = (W + w_i) * vl'_i / W */
+    lag = s64_mul(se->vlag, load + se->weight);
+    if (!load) load = 1;
+    lag /= load;
+  }
+  se->vruntime = vruntime - (uint64_t)lag;
+  if (se->rel_deadline) {
+    se->deadline += se->vruntime;
+    se->rel_deadline = 0;
+    return;
+  }
+  /* when joining the competition, the existing tasks are on average
+   * halfway through their slice: start new ones off with half a slice */
+  if (P(place_deadline_initial) && (flags & ENQUEUE_INITIAL)) vslice /= 2;
+  se->deadline = se->vruntime + vslice;  /* vd_i = ve_i + r_i / w_i */
+}
+
+/* update_deadline: a task that reached its deadline gets a new request */
+static int update_deadline(const psModel *m, fair_se *se) {
+  if (vdiff(se->vruntime, se->deadline) < 0) return 0;
+  if (!se->custom_slice) se->slice = BASE_SLICE(m);
+  se->deadline = se->vruntime + fair_calc_delta_fair(se->slice, se->weight);
+  return 1;
+}
+
+static int did_preempt_short(const psModel *m, psData *d, int cpu, int32_t curr) {
+  if (!P(preempt_short)) return 0;
+  if (fair_protected(FRQ(m, d, cpu), se_of(d, curr))) return 0;
+  return !eligible(m, d, cpu, curr);
+}
+
+static int do_preempt_short(const psModel *m, psData *d, int cpu, int32_t pse, int32_t se) {
+  if (!P(preempt_short)) return 0;
+  if (se_of(d, pse)->slice >= se_of(d, se)->slice) return 0;
+  if (!eligible(m, d, cpu, pse)) return 0;
+  if (entity_before(se_of(d, pse), se_of(d, se))) return 1;
+  return !eligible(m, d, cpu, se);
+}
+
+/* update_curr: charge the running entity, move its deadline, and
+ * reschedule when its request is done (or PREEMPT_SHORT took its
+ * protection and it is no longer eligible).  6.6 reschedules in
+ * update_deadline when nr_running > 1, 6.12 here unless nr_running == 1;
+ * nr_running is never 0 with time to charge. */
+static void update_curr(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (rq->curr < 0) return;
+  fair_se *curr = se_of(d, rq->curr);
+  int64_t delta = d->now_ns - (int64_t)curr->exec_start;
+  if (delta <= 0) return;
+  curr->exec_start = (uint64_t)d->now_ns;
+  curr->sum_exec_runtime += (uint64_t)delta;
+  curr->vruntime += fair_calc_delta_fair((uint64_t)delta, curr->weight);
+  int resched = update_deadline(m, curr);
+  fair_update_min_vruntime(m, d, cpu, 1);
+  if (rq->nr_running <= 1) return;
+  if (resched || did_preempt_short(m, d, cpu, rq->curr)) ps_resched_cpu(d, cpu);
+}
+
+/* pick_eevdf: the eligible entity with the earliest virtual deadline, the
+ * running one kept while RUN_TO_PARITY protects it */
+static int32_t pick_eevdf(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t curr = rq->curr >= 0 && rq->curr_on_rq ? rq->curr : -1;
+  int32_t best = -1;
+  if (rq->nr_running == 1) return curr >= 0 ? curr : rq->leftmost;
+  if (curr >= 0 && !eligible(m, d, cpu, curr)) curr = -1;
+  if (P(run_to_parity) && curr >= 0 && fair_protected(rq, se_of(d, curr))) return curr;
+  if (rq->leftmost >= 0 && eligible(m, d, cpu, rq->leftmost)) {
+    best = rq->leftmost;
+  } else {
+    /* the heap search: the left subtree first whenever it holds an
+     * eligible entity (its min_vruntime is eligible) */
+    for (int32_t node = rq->root; node >= 0;) {
+      int32_t left = se_of(d, node)->node.left;
+      if (left >= 0 && fair_vruntime_eligible(m, d, cpu, se_of(d, left)->min_vruntime)) {
+        node = left;
+        continue;
+      }
+      if (eligible(m, d, cpu, node)) {
+        best = node;
+        break;
+      }
+      node = se_of(d, node)->node.right;
+    }
+  }
+  if (best < 0 || (curr >= 0 && entity_before(se_of(d, curr), se_of(d, best)))) best = curr;
+  return best >= 0 ? best : rq->leftmost;
+}
+
+/* ---- the class ---- */
+
+static void enqueue_entity(const psModel *m, psData *d, psTask *p, int flags) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t i = ps_index(d, p);
+  int curr = rq->curr == i;
+  if (curr) place_entity(m, d, cpu, i, flags);
+  update_curr(m, d, cpu);
+  if (!curr) place_entity(m, d, cpu, i, flags);
+  fair_account_enqueue(m, d, cpu, p);
+  if (flags & ENQUEUE_MIGRATED) SE(p)->exec_start = 0;
+  if (curr)
+    rq->curr_on_rq = 1;
+  else
+    fair_tree_enqueue(m, d, cpu, i);
+}
+
+static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t i = ps_index(d, p);
+  fair_se *se = SE(p);
+  int sleep = flags & DEQUEUE_SLEEP;
+  update_curr(m, d, cpu);
+  if (!(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) && P(delay_dequeue) && sleep &&
+      !eligible(m, d, cpu, i)) {
+    se->sched_delayed = 1;
+    rq->nr_delayed++;
+    return 0;
+  }
+  update_entity_lag(m, d, cpu, i);
+  if (P(place_rel_deadline) && !sleep) {
+    se->deadline -= se->vruntime;
+    se->rel_deadline = 1;
+  }
+  if (rq->curr == i)
+    rq->curr_on_rq = 0;
+  else
+    fair_tree_dequeue(m, d, cpu, i);
+  fair_account_dequeue(m, d, cpu, p);
+  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) fair_update_min_vruntime(m, d, cpu, 1);
+  if (flags & DEQUEUE_DELAYED) {
+    /* finish_delayed_dequeue_entity */
+    se->sched_delayed = 0;
+    if (P(delay_zero) && se->vlag > 0) se->vlag = 0;
+  }
+  return 1;
+}
+
+/* pick_next_entity: a delayed entity that comes out on top leaves instead */
+static int32_t pick_next_entity(const psModel *m, psData *d, int cpu) {
+  int32_t i = pick_eevdf(m, d, cpu);
+  if (se_of(d, i)->sched_delayed) {
+    dequeue_entity(m, d, &d->task[i], DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    return -1;
+  }
+  return i;
+}
+
+static void set_next_entity(const psModel *m, psData *d, int cpu, int32_t i) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  fair_se *se = se_of(d, i);
+  fair_tree_dequeue(m, d, cpu, i);
+  fair_set_protect(rq, se);
+  se->exec_start = (uint64_t)d->now_ns;
+  rq->curr = i;
+  rq->curr_on_rq = 1;
+  rq->prev_sum_exec_runtime = se->sum_exec_runtime;
+}
+
+static void put_prev_entity(const psModel *m, psData *d, int cpu, int32_t i) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (rq->curr_on_rq) {
+    update_curr(m, d, cpu);
+    fair_tree_enqueue(m, d, cpu, i);
+  }
+  rq->curr = -1;
+  rq->curr_on_rq = 0;
+  rq->protect = 0;
+}
+
+/* check_preempt_wakeup_fair */
+static int check_preempt_wakeup(const psModel *m, psData *d, psTask *p, int wake_flags) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (d->cpu[cpu].need_resched || !P(wakeup_preemption)) return 0;
+  update_curr(m, d, cpu);
+  int32_t pse = ps_index(d, p), se = rq->curr;
+  /* a shorter slice, eligible, overrides current's slice protection */
+  if (do_preempt_short(m, d, cpu, pse, se) && fair_protected(rq, se_of(d, se))) rq->protect = 0;
+  return pick_eevdf(m, d, cpu) == pse;
+}
+
+static void entity_tick(const psModel *m, psData *d, int cpu) { update_curr(m, d, cpu); }
+
+/* yield_task_fair: the next request, now */
+static void yield_task(const psModel *m, psData *d, psTask *p) {
+  if (fair_rq_nr_running(FRQ(m, d, p->cpu)) == 1) return;
+  update_curr(m, d, p->cpu);
+  SE(p)->deadline += fair_calc_delta_fair(SE(p)->slice, SE(p)->weight);
+}
+
+/* wake_up_new_task: a fresh entity (vlag 0) enqueued with ENQUEUE_INITIAL */
+static void task_new(const psModel *m, psData *d, psTask *p, psTask *parent) {
+  enqueue_entity(m, d, p, ENQUEUE_INITIAL);
+}
+
+/* a woken task keeps its lag across CPUs: nothing to convert */
+static int migrate_wakee(const psModel *m, psData *d, psTask *p, int from) { return ENQUEUE_MIGRATED; }
+
+/* reweight_entity for a dequeued entity: the lag (and a relative
+ * deadline) in virtual time scale by w_old / w_new */
+static void reweight(const psModel *m, psData *d, psTask *p, uint32_t w) {
+  fair_se *se = SE(p);
+  se->vlag = s64_mul(se->vlag, se->weight) / (int64_t)w;
+  if (se->rel_deadline) se->deadline = (uint64_t)(s64_mul((int64_t)se->deadline, se->weight) / (int64_t)w);
+  se->weight = w;
+}
+
+/* requeue_delayed_entity: a delayed entity woken; DELAY_ZERO re-places
+ * one whose lag became positive with lag 0 */
+static void requeue_delayed(const psModel *m, psData *d, psTask *p) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t i = ps_index(d, p);
+  fair_se *se = SE(p);
+  if (P(delay_zero)) {
+    update_entity_lag(m, d, cpu, i);
+    if (se->vlag > 0) {
+      rq->nr_running--;
+      if (rq->curr != i) fair_tree_dequeue(m, d, cpu, i);
+      se->vlag = 0;
+      place_entity(m, d, cpu, i, 0);
+      if (rq->curr != i) fair_tree_enqueue(m, d, cpu, i);
+      rq->nr_running++;
+    }
+  }
+  se->sched_delayed = 0;
+  rq->nr_delayed--;
+}
+
+/* ---- configuration, checks, tables ---- */
+
+enum { D_BASE_SLICE = 0 };
+
+static int configure_eevdf(psModel *m, char *err, int errlen) {
+  fair_derived *f = (fair_derived *)m->derived;
+  f->factor = fair_sysctl_factor(m->ncpu, (int)P(sched_tunable_scaling));
+  /* update_sysctl: sysctl = factor * normalized (unsigned int) */
+  f->member[D_BASE_SLICE] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_base_slice));
+  fair_configure_common(m, EV_sched_migration_cost);
+  return 0;
+}
+
+/* spawn's init values (a blank task, pid 0) may set `slice`, the
+ * sched_attr.sched_runtime request, within what the kernel clamps it to;
+ * a live task's custom slice stays within it too */
+static int check_init_eevdf(const psModel *m, const psTask *t, char *err, int errlen) {
+  const fair_se *se = SEc(t);
+  if (se->custom_slice & ~1) {
+    snprintf(err, errlen, "custom_slice=%d is outside the allowed range 0..1", se->custom_slice);
+    return -1;
+  }
+  if (t->pid || t->is_idle) {
+    if (se->custom_slice && (se->slice < SLICE_MIN || se->slice > SLICE_MAX)) {
+      snprintf(err, errlen, "slice=%llu ns is outside the allowed range %d..%d ns",
+               (unsigned long long)se->slice, SLICE_MIN, SLICE_MAX);
+      return -1;
+    }
+    return 0;
+  }
+  fair_se blank = *se;
+  blank.slice = 0;
+  blank.custom_slice = 0;
+  static const fair_se zero;
+  if (memcmp(&blank, &zero, sizeof blank)) {
+    snprintf(err, errlen, "only `slice` can be given at spawn (the other fields are the "
+             "scheduler's state)");
+    return -1;
+  }
+  if (se->slice && !P(custom_slices)) {
+    snprintf(err, errlen, "slice=%llu ns: this preset has no per-task slices (custom_slices=0; "
+             "sched_attr.sched_runtime sets one from 6.12)", (unsigned long long)se->slice);
+    return -1;
+  }
+  if (se->slice && (se->slice < SLICE_MIN || se->slice > SLICE_MAX)) {
+    snprintf(err, errlen, "slice=%llu ns is outside the allowed range %d..%d ns (0.1..100 ms, "
+             "the clamp of sched_attr.sched_runtime; 0 for the base slice)",
+             (unsigned long long)se->slice, SLICE_MIN, SLICE_MAX);
+    return -1;
+  }
+  return 0;
+}
+
+static int64_t f_lag_limit(const psModel *m, const int64_t *a) {
+  uint64_t r = 2 * (uint64_t)a[0] > (uint64_t)m->tick_ns ? 2 * (uint64_t)a[0] : (uint64_t)m->tick_ns;
+  return (int64_t)fair_calc_delta_fair(r, fair_nice_weight((int)a[1]));
+}
+static int64_t f_vslice(const psModel *m, const int64_t *a) {
+  return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
+}
+static int64_t f_calc_delta_fair(const psModel *m, const int64_t *a) {
+  return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
+}
+static int64_t f_weight(const psModel *m, const int64_t *a) { return fair_nice_weight((int)a[0]); }
+static int64_t f_wmult(const psModel *m, const int64_t *a) { return sched_prio_to_wmult[a[0] + 20]; }
+static int64_t f_factor(const psModel *m, const int64_t *a) {
+  return fair_sysctl_factor((int)a[0], (int)a[1]);
+}
+
+static const psParamInfo eevdf_params[] = {EEVDF_PARAMS(PS_PARAM_ROW)};
+
+#define TF(name, type, doc) PS_FIELD(fair_se, name, type, doc)
+static const psFieldInfo eevdf_task_fields[] = {
+    TF(vruntime, PS_F_I64, "virtual runtime v_i, ns of nice-0 time (u64 in the kernel, shown signed)"),
+    TF(deadline, PS_F_I64, "virtual deadline vd_i = v_i + r_i * 1024 / w_i at its last request"),
+    TF(vlag, PS_F_I64, "lag saved at its last dequeue: V - v_i in virtual ns, clamped "
+       "(update_entity_lag); what it is placed with when enqueued"),
+    {"lag", PS_F_I64, offsetof(fair_se, vlag), "the same as vlag", PS_AT_PRIV},
+    TF(slice, PS_F_I64, "its request r_i, ns: the base slice, or a custom one given at spawn"),
+    TF(custom_slice, PS_F_I32, "1 if its slice was set with sched_runtime"),
+    TF(weight, PS_F_U32, "sched_prio_to_weight[nice + 20]"),
+    TF(sum_exec_runtime, PS_F_I64, "CPU time accounted by update_curr, ns"),
+    TF(sched_delayed, PS_F_I32, "1 while asleep but still queued (DELAY_DEQUEUE)"),
+    TF(rel_deadline, PS_F_I32, "1 while its deadline is kept relative (PLACE_REL_DEADLINE)"),
+    TF(exec_start, PS_F_I64, "time of its last accounting while it ran, ns (0 after a migration)"),
+    TF(min_vruntime, PS_F_I64, "smallest vruntime of its subtree in the queue (the augment)"),
+};
+
+#define RF(name, type, doc) PS_FIELD(fair_rq, name, type, doc)
+static const psFieldInfo eevdf_rq_fields[] = {
+    RF(nr_running, PS_F_U32, "cfs_rq->nr_running: queued entities, the running and delayed ones included"),
+    RF(nr_delayed, PS_F_U32, "queued entities whose dequeue is delayed"),
+    RF(rt_nr_running, PS_F_U32, "queued real-time tasks"),
+    RF(load, PS_F_I64, "cfs_rq->load.weight (1024 per nice-0 task)"),
+    RF(min_vruntime, PS_F_I64, "cfs_rq->min_vruntime, the base of avg_vruntime's keys"),
+    RF(avg_vruntime, PS_F_I64, "\\Sum (v_i - min_vruntime) * w_i over the queued, not running entities"),
+    RF(avg_load, PS_F_I64, "\\Sum w_i over them"),
+    RF(nr_balance_pulls, PS_F_I64, "tasks the load balancer pulled to this CPU"),
+    RF(nr_wakeup_migrations, PS_F_I64, "wakeups placed on this CPU from another"),
+};
+
+#define DF(k, name, doc) {name, PS_F_I64, offsetof(fair_derived, k), doc, PS_AT_MODEL}
+static const psFieldInfo eevdf_derived_fields[] = {
+    DF(factor, "factor", "get_update_sysctl_factor(): 1 + ilog2(min(ncpus, 8)) under log scaling"),
+    DF(member[D_BASE_SLICE], "sysctl_sched_base_slice", "factor * normalized_sched_base_slice, ns"),
+    DF(rr_timeslice, "sched_rr_timeslice", "SCHED_RR slice, ticks (100 ms)"),
+    DF(balance_min_interval, "balance_min_interval", "sd->min_interval, ms"),
+};
+
+static const psFormula eevdf_formulas[] = {
+    {"weight", "nice", 1, {-20}, {19}, f_weight, "sched_prio_to_weight[nice + 20]"},
+    {"wmult", "nice", 1, {-20}, {19}, f_wmult, "sched_prio_to_wmult[nice + 20] = 2^32 / weight"},
+    {"calc_delta_fair", "delta_ns, nice", 2, {0, -20}, {1000000000000LL, 19}, f_calc_delta_fair,
+     "delta * 1024 / weight in wmult fixed point (__calc_delta)"},
+    {"vslice", "slice_ns, nice", 2, {0, -20}, {1000000000LL, 19}, f_vslice,
+     "r_i / w_i: a request in virtual time, the distance from vruntime to deadline"},
+    {"lag_limit", "slice_ns, nice", 2, {0, -20}, {1000000000LL, 19}, f_lag_limit,
+     "update_entity_lag's clamp: calc_delta_fair(max(2 * slice, TICK_NSEC)) at this HZ"},
+    {"sysctl_factor", "ncpus, scaling", 2, {1, 0}, {4096, 2}, f_factor,
+     "get_update_sysctl_factor(): scaling 0 none, 1 log, 2 linear"},
+};
+
+static const char *const eevdf_headline[] = {"vruntime", "deadline", "vlag", NULL};
+
+/* features.h and what each version honours */
+static const psOverride eevdf_6_6[] = {
+    {"place_deadline_initial", 0}, {"preempt_short", 0}, {"delay_dequeue", 0},
+    {"delay_zero", 0},             {"place_rel_deadline", 0}, {"custom_slices", 0},
+    {NULL, 0},
+};
+
+extern const psPolicy ps_policy_eevdf;
+static const psPreset eevdf_presets[] = {
+    {"linux-6.6-eevdf", &ps_policy_eevdf, {eevdf_6_6},
+     "6.6 EEVDF: lag placement, RUN_TO_PARITY, base slice 0.75 ms x factor", 1000},
+    {"linux-6.12-eevdf", &ps_policy_eevdf, {NULL},
+     "6.12 EEVDF: per-task slices (sched_runtime) with PREEMPT_SHORT, DELAY_DEQUEUE/DELAY_ZERO, "
+     "PLACE_REL_DEADLINE, halved first deadline", 1000},
+};
+
+static const fair_class eevdf_class = {
+    .key = FAIR_KEY_DEADLINE,
+    .update_curr = update_curr,
+    .enqueue_entity = enqueue_entity,
+    .dequeue_entity = dequeue_entity,
+    .pick_next_entity = pick_next_entity,
+    .set_next_entity = set_next_entity,
+    .put_prev_entity = put_prev_entity,
+    .check_preempt_wakeup = check_preempt_wakeup,
+    .entity_tick = entity_tick,
+    .yield_task = yield_task,
+    .task_new = task_new,
+    .migrate_wakee = migrate_wakee,
+    .reweight = reweight,
+    .requeue_delayed = requeue_delayed,
+};
+
+_Static_assert(sizeof(fair_se) <= PS_TASK_PRIV, "fair_se must fit psTask.priv");
+_Static_assert(sizeof(fair_derived) <= PS_DERIVED_BYTES, "fair_derived must fit psModel.derived");
+_Static_assert(EV_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
+
+const psPolicy ps_policy_eevdf = {
+    .name = "eevdf",
+    .doc = "EEVDF, the fair class of Linux 6.6 and 6.12",
+    PS_POLICY_TABLES(eevdf),
+    .derived_fields = eevdf_derived_fields,
+    .nderived_fields = PS_NELEM(eevdf_derived_fields),
+    .rq_size = sizeof(fair_rq),
+    .max_prio = FAIR_MAX_PRIO,
+    .headline = eevdf_headline,
+    FAIR_QUEUE_COLUMNS,
+    .family = &eevdf_class,
+    .hooks = {
+        FAIR_HOOKS,
+        .configure = configure_eevdf,
+        .check_init = check_init_eevdf,
+    },
+};
