@@ -21,7 +21,7 @@ from pysched import Program, programs
 
 PATH = pathlib.Path(__file__).resolve().parent / "data" / "golden.json"
 PRESETS = ("linux-2.4.20", "linux-2.5.64", "linux-2.5.64-bk4", "linux-2.5.65", "houston-2003",
-           "linux-6.6-eevdf", "linux-6.12-eevdf")
+           "linux-6.5-cfs", "linux-6.6-eevdf", "linux-6.12-eevdf")
 
 
 def hogs(sim):

@@ -9,31 +9,9 @@ import pytest
 import pysched as ps
 from pysched import Program, programs
 
+from fair_model import calc_delta_fair, sysctl_factor, weight
+
 EEVDF = ["linux-6.6-eevdf", "linux-6.12-eevdf"]
-
-# kernel/sched/core.c sched_prio_to_weight, nice -20..19 (workloads.md §4)
-WEIGHT = [88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
-          9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
-          1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
-          110, 87, 70, 56, 45, 36, 29, 23, 18, 15]
-
-
-def weight(nice):
-    return WEIGHT[nice + 20]
-
-
-def calc_delta_fair(delta, nice):
-    """delta * 1024 / w, as __calc_delta computes it: wmult = 2^32 / w
-    (rounded, sched_prio_to_wmult), fact = 1024 * wmult shifted to 32 bits."""
-    w = weight(nice)
-    if w == 1024:
-        return delta
-    wmult = round(2**32 / w)
-    fact, shift = 1024 * wmult, 32
-    while fact >> 32:
-        fact >>= 1
-        shift -= 1
-    return (delta * fact) >> shift
 
 
 def shares(preset, nices, seconds=20, **kw):
@@ -88,6 +66,7 @@ def test_the_base_slice_scales_with_the_log_of_the_cpu_count(cpus, factor):
     sim = ps.Simulator("linux-6.12-eevdf", cpus=cpus)
     pid = sim.spawn(programs.cpu_hog())
     # 0.75 ms x (1 + ilog2(min(ncpus, 8)))
+    assert sysctl_factor(cpus) == factor
     assert sim.task(pid).slice == 750_000 * factor
     assert ps.formula("linux-6.12-eevdf", "sysctl_factor", cpus, 1) == factor
 

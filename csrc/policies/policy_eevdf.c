@@ -166,7 +166,10 @@ static void update_curr(const psModel *m, psData *d, int cpu) {
   int resched = update_deadline(m, curr);
   fair_update_min_vruntime(m, d, cpu, 1);
   if (rq->nr_running <= 1) return;
-  if (resched || did_preempt_short(m, d, cpu, rq->curr)) ps_resched_cpu(d, cpu);
+  if (resched || did_preempt_short(m, d, cpu, rq->curr)) {
+    ps_resched_cpu(d, cpu);
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, &d->task[rq->curr], -1, d->task[rq->curr].prio, 0);
+  }
 }
 
 /* pick_eevdf: the eligible entity with the earliest virtual deadline, the

@@ -8,6 +8,7 @@
   X(ps_policy_o1)       \
   X(ps_policy_houston)  \
   X(ps_policy_linux24)  \
+  X(ps_policy_cfs)      \
   X(ps_policy_eevdf)    \
   /* a new policy: one line above this one */
 

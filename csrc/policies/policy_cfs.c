@@ -1,0 +1,474 @@
+/* CFS, the Completely Fair Scheduler of Linux 2.6.23 to 6.5, as 6.5 has it:
+ * virtual runtime by weight, the leftmost entity of the vruntime-ordered
+ * tree first, min_vruntime, a period stretched over sched_nr_latency
+ * tasks and divided by weight into slices that the tick checks
+ * (check_preempt_tick), wakeup preemption beyond a weight-scaled
+ * wakeup_granularity with next/last/skip buddies, sleepers placed at
+ * min_vruntime - sched_latency / 2 (GENTLE_FAIR_SLEEPERS) and new tasks one
+ * slice after it (START_DEBIT); the latency tunables scale with the log of
+ * the CPU count.  What it shares with EEVDF is fair_common.c; function
+ * names are fair.c's.
+ *
+ * Source: a 6.x CFS-era fair.c (gregkh/linux @ 000c9ee4, cited as 6.5:
+ * update_curr, place_entity with entity_is_long_sleeper, enqueue_entity and
+ * dequeue_entity's min_vruntime normalisation, check_preempt_tick,
+ * set_next_entity, pick_next_entity with its buddies, wakeup_gran,
+ * wakeup_preempt_entity, check_preempt_wakeup, yield_task_fair,
+ * task_fork_fair, migrate_task_rq_fair, detach/attach_task_cfs_rq,
+ * __sched_period, sched_slice with ALT_PERIOD and BASE_SLICE,
+ * get_update_sysctl_factor) and ../shared/reference/workloads.md §4. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fair_common.h"
+
+#define CFS_PARAMS(X)                                                                             \
+  X(normalized_sched_latency, 6000000, 100000, 500000000, 0, "ns",                               \
+    "normalized_sysctl_sched_latency: the period every runnable task runs once in, before the "   \
+    "CPU-count factor (6 ms)")                                                                    \
+  X(normalized_sched_min_granularity, 750000, 100000, 500000000, 0, "ns",                        \
+    "normalized_sysctl_sched_min_granularity: the shortest slice, and the period per task past "  \
+    "sched_nr_latency tasks, before the factor (0.75 ms)")                                        \
+  X(normalized_sched_wakeup_granularity, 1000000, 0, 500000000, 0, "ns",                         \
+    "normalized_sysctl_sched_wakeup_granularity: a woken task preempts only if it is this far "   \
+    "(in the wakee's virtual time) behind the running one, before the factor (1 ms)")           \
+  X(sched_tunable_scaling, 1, 0, 2, 0, "enum",                                                    \
+    "SCHED_TUNABLESCALING: 0 none, 1 log (x 1 + ilog2(min(ncpus, 8))), 2 linear (x min(ncpus, 8))") \
+  X(gentle_fair_sleepers, 1, 0, 1, 0, "bool",                                                     \
+    "GENTLE_FAIR_SLEEPERS: a sleeper is placed at min_vruntime - latency / 2 (0: - latency)")     \
+  X(start_debit, 1, 0, 1, 0, "bool",                                                              \
+    "START_DEBIT: a new task starts one slice (sched_vslice) after min_vruntime")                  \
+  X(wakeup_preemption, 1, 0, 1, 0, "bool", "WAKEUP_PREEMPTION: a waking task may preempt")        \
+  X(next_buddy, 0, 0, 1, 0, "bool",                                                               \
+    "NEXT_BUDDY: prefer the task woken last when the queue is long (off by default)")            \
+  X(last_buddy, 1, 0, 1, 0, "bool",                                                               \
+    "LAST_BUDDY: prefer to return the CPU to the task a wakeup preempted")                        \
+  X(base_slice, 1, 0, 1, 0, "bool", "BASE_SLICE: no slice shorter than min_granularity")          \
+  FAIR_BALANCE_PARAMS(X)
+
+enum {
+#define CFS_ENUM(name, ...) CFS_##name,
+  CFS_PARAMS(CFS_ENUM)
+#undef CFS_ENUM
+  CFS_NPARAMS
+};
+
+#define P(name) (m->param[CFS_##name])
+
+/* the sysctls of this machine: factor * normalized (update_sysctl), and
+ * sched_nr_latency = DIV_ROUND_UP(latency, min_granularity) as
+ * sched_update_scaling recomputes it */
+enum { D_LATENCY, D_MIN_GRAN, D_WAKEUP_GRAN, D_NR_LATENCY };
+#define SYSCTL(m, k) ((uint64_t)FD(m)->member[k])
+
+static inline fair_se *se_of(psData *d, int32_t i) { return SE(&d->task[i]); }
+static int entity_before(const fair_se *a, const fair_se *b) { return vdiff(a->vruntime, b->vruntime) < 0; }
+
+/* __sched_period: the period stretches past sched_nr_latency tasks */
+static uint64_t sched_period(const psModel *m, uint64_t nr_running) {
+  if (nr_running > SYSCTL(m, D_NR_LATENCY)) return nr_running * SYSCTL(m, D_MIN_GRAN);
+  return SYSCTL(m, D_LATENCY);
+}
+
+/* sched_slice: the period by weight, for an entity queued (on_rq) or about
+ * to be (its weight added to the queue's) */
+static uint64_t sched_slice_of(const psModel *m, uint64_t nr_running, uint64_t load, uint32_t w,
+                               int on_rq) {
+  uint64_t slice = sched_period(m, nr_running + !on_rq);
+  if (!on_rq) load += w;
+  slice = fair_calc_delta(slice, w, fair_inv_weight(load));
+  if (P(base_slice) && slice < SYSCTL(m, D_MIN_GRAN)) slice = SYSCTL(m, D_MIN_GRAN);
+  return slice;
+}
+
+static uint64_t sched_slice(const psModel *m, psData *d, int cpu, int32_t i, int on_rq) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  return sched_slice_of(m, rq->nr_running, rq->load, se_of(d, i)->weight, on_rq);
+}
+
+static void update_curr(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (rq->curr < 0) return;
+  fair_se *curr = se_of(d, rq->curr);
+  int64_t delta = d->now_ns - (int64_t)curr->exec_start;
+  if (delta <= 0) return;
+  curr->exec_start = (uint64_t)d->now_ns;
+  curr->sum_exec_runtime += (uint64_t)delta;
+  curr->vruntime += fair_calc_delta_fair((uint64_t)delta, curr->weight);
+  fair_update_min_vruntime(m, d, cpu, 0);
+}
+
+/* entity_is_long_sleeper: slept so long that its vruntime's distance to
+ * min_vruntime could overflow s64 (2^63 / 1024 ns, about 104 days) */
+static int entity_is_long_sleeper(const psData *d, const fair_se *se) {
+  if (!se->exec_start) return 0;
+  if ((uint64_t)d->now_ns <= se->exec_start) return 0;
+  return (uint64_t)d->now_ns - se->exec_start > (1ULL << 63) / NICE_0_LOAD;
+}
+
+/* place_entity: new tasks one vslice late, sleepers at most half a latency
+ * early, nobody moved backwards */
+static void place_entity(const psModel *m, psData *d, int cpu, int32_t i, int initial) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  fair_se *se = se_of(d, i);
+  uint64_t vruntime = rq->min_vruntime;
+  /* the extra weight of the new task slows the current ones down a
+   * little: place it in the slot that stays open at the end */
+  if (initial && P(start_debit))
+    vruntime += fair_calc_delta_fair(sched_slice(m, d, cpu, i, 0), se->weight);
+  if (!initial) {
+    /* sleeps up to a single latency don't count; halved, gently */
+    uint64_t thresh = SYSCTL(m, D_LATENCY);
+    if (P(gentle_fair_sleepers)) thresh >>= 1;
+    vruntime -= thresh;
+  }
+  se->vruntime = entity_is_long_sleeper(d, se) ? vruntime : max_vruntime(se->vruntime, vruntime);
+}
+
+static void clear_buddies(fair_rq *rq, int32_t i) {
+  if (rq->last == i) rq->last = -1;
+  if (rq->next == i) rq->next = -1;
+  if (rq->skip == i) rq->skip = -1;
+}
+
+/* enqueue_entity: a migrated or restored entity's vruntime is relative to
+ * min_vruntime and is renormalised; a woken one is placed as a sleeper */
+static void enqueue_entity(const psModel *m, psData *d, psTask *p, int flags) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t i = ps_index(d, p);
+  fair_se *se = SE(p);
+  int renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
+  int curr = rq->curr == i;
+  if (renorm && curr) se->vruntime += rq->min_vruntime;
+  update_curr(m, d, cpu);
+  /* placed at the current moment, not at some random one in the past */
+  if (renorm && !curr) se->vruntime += rq->min_vruntime;
+  fair_account_enqueue(m, d, cpu, p);
+  if (flags & ENQUEUE_WAKEUP) place_entity(m, d, cpu, i, 0);
+  if (flags & ENQUEUE_MIGRATED) se->exec_start = 0;
+  if (curr)
+    rq->curr_on_rq = 1;
+  else
+    fair_tree_enqueue(m, d, cpu, i);
+}
+
+/* dequeue_entity: an entity that does not sleep takes its vruntime
+ * relative to min_vruntime with it */
+static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t i = ps_index(d, p);
+  update_curr(m, d, cpu);
+  clear_buddies(rq, i);
+  if (rq->curr == i)
+    rq->curr_on_rq = 0;
+  else
+    fair_tree_dequeue(m, d, cpu, i);
+  fair_account_dequeue(m, d, cpu, p);
+  if (!(flags & DEQUEUE_SLEEP)) SE(p)->vruntime -= rq->min_vruntime;
+  /* a SAVE without MOVE is put back at once: not penalised */
+  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) fair_update_min_vruntime(m, d, cpu, 0);
+  return 1;
+}
+
+/* check_preempt_tick: the slice is over, or (past min_granularity) the
+ * leftmost waiter is behind by more than a slice */
+static void check_preempt_tick(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  fair_se *curr = se_of(d, rq->curr);
+  uint64_t ideal_runtime = sched_slice(m, d, cpu, rq->curr, 1);
+  uint64_t delta_exec = curr->sum_exec_runtime - rq->prev_sum_exec_runtime;
+  if (delta_exec > ideal_runtime) {
+    ps_resched_cpu(d, cpu);
+    /* it ran long enough: no buddy favours to re-elect it */
+    clear_buddies(rq, rq->curr);
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, &d->task[rq->curr], -1, d->task[rq->curr].prio, 0);
+    return;
+  }
+  /* a task that missed wakeup preemption by a narrow margin need not wait
+   * a full slice */
+  if (delta_exec < SYSCTL(m, D_MIN_GRAN)) return;
+  int64_t delta = vdiff(curr->vruntime, se_of(d, rq->leftmost)->vruntime);
+  if (delta < 0) return;
+  if ((uint64_t)delta > ideal_runtime) ps_resched_cpu(d, cpu);
+}
+
+static void entity_tick(const psModel *m, psData *d, int cpu) {
+  update_curr(m, d, cpu);
+  if (FRQ(m, d, cpu)->nr_running > 1) check_preempt_tick(m, d, cpu);
+}
+
+static void set_next_entity(const psModel *m, psData *d, int cpu, int32_t i) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  fair_se *se = se_of(d, i);
+  clear_buddies(rq, i);
+  fair_tree_dequeue(m, d, cpu, i);
+  se->exec_start = (uint64_t)d->now_ns;
+  rq->curr = i;
+  rq->curr_on_rq = 1;
+  rq->prev_sum_exec_runtime = se->sum_exec_runtime;
+}
+
+static void put_prev_entity(const psModel *m, psData *d, int cpu, int32_t i) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (rq->curr_on_rq) {
+    update_curr(m, d, cpu);
+    fair_tree_enqueue(m, d, cpu, i);
+  }
+  rq->curr = -1;
+  rq->curr_on_rq = 0;
+}
+
+/* wakeup_gran: the granularity in the wakee's virtual time (light wakees
+ * need a larger lead) */
+static uint64_t wakeup_gran(const psModel *m, const fair_se *se) {
+  return fair_calc_delta_fair(SYSCTL(m, D_WAKEUP_GRAN), se->weight);
+}
+
+/* wakeup_preempt_entity: should se preempt curr?  -1 no (se is not
+ * behind), 0 behind by no more than the granularity, 1 yes */
+static int wakeup_preempt_entity(const psModel *m, const fair_se *curr, const fair_se *se) {
+  int64_t vd = vdiff(curr->vruntime, se->vruntime);
+  if (vd <= 0) return -1;
+  if (vd > (int64_t)wakeup_gran(m, se)) return 1;
+  return 0;
+}
+
+/* pick_next_entity: the leftmost (curr included), unless the skip buddy,
+ * or in favour of the next or the last buddy when that is not unfair */
+static int32_t pick_next_entity(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t curr = rq->curr >= 0 && rq->curr_on_rq ? rq->curr : -1;
+  int32_t left = rq->leftmost;
+  if (left < 0 || (curr >= 0 && entity_before(se_of(d, curr), se_of(d, left)))) left = curr;
+  int32_t se = left;
+  if (rq->skip >= 0 && rq->skip == se) {
+    int32_t second;
+    if (se == curr) {
+      second = rq->leftmost;
+    } else {
+      second = fair_rb_next(d->task, se);
+      if (second < 0 || (curr >= 0 && entity_before(se_of(d, curr), se_of(d, second)))) second = curr;
+    }
+    if (second >= 0 && wakeup_preempt_entity(m, se_of(d, second), se_of(d, left)) < 1) se = second;
+  }
+  if (rq->next >= 0 && wakeup_preempt_entity(m, se_of(d, rq->next), se_of(d, left)) < 1)
+    se = rq->next;
+  else if (rq->last >= 0 && wakeup_preempt_entity(m, se_of(d, rq->last), se_of(d, left)) < 1)
+    se = rq->last;
+  return se;
+}
+
+/* check_preempt_wakeup */
+static int check_preempt_wakeup(const psModel *m, psData *d, psTask *p, int wake_flags) {
+  int cpu = p->cpu;
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t pse = ps_index(d, p), se = rq->curr;
+  int scale = rq->nr_running >= SYSCTL(m, D_NR_LATENCY);
+  int next_buddy_marked = 0;
+  if (P(next_buddy) && scale && !(wake_flags & WF_FORK)) {
+    rq->next = pse;
+    next_buddy_marked = 1;
+  }
+  if (d->cpu[cpu].need_resched || !P(wakeup_preemption)) return 0;
+  update_curr(m, d, cpu);
+  if (wakeup_preempt_entity(m, se_of(d, se), se_of(d, pse)) != 1) return 0;
+  /* bias pick_next to the entity that triggers the preemption */
+  if (!next_buddy_marked) rq->next = pse;
+  if (P(last_buddy) && scale) rq->last = se;
+  return 1;
+}
+
+/* yield_task_fair: marked as the skip buddy, then schedule() */
+static void yield_task(const psModel *m, psData *d, psTask *p) {
+  fair_rq *rq = FRQ(m, d, p->cpu);
+  if (fair_rq_nr_running(rq) == 1) return;
+  int32_t i = ps_index(d, p);
+  clear_buddies(rq, i);
+  update_curr(m, d, p->cpu);
+  rq->skip = i;
+}
+
+/* task_fork_fair then wake_up_new_task's enqueue: placed on the parent's
+ * queue from the parent's vruntime (a task spawned from Python: from
+ * min_vruntime, as the child of a parent that sleeps), carried relative to
+ * it, renormalised where it is enqueued */
+static void task_new(const psModel *m, psData *d, psTask *p, psTask *parent) {
+  int pc = parent ? parent->cpu : p->cpu;
+  fair_rq *prq = FRQ(m, d, pc);
+  fair_se *se = SE(p);
+  int32_t i = ps_index(d, p);
+  update_curr(m, d, pc);
+  se->vruntime = prq->curr >= 0 ? se_of(d, prq->curr)->vruntime : prq->min_vruntime;
+  if (!parent) se->vruntime = prq->min_vruntime;
+  place_entity(m, d, pc, i, 1);
+  se->vruntime -= prq->min_vruntime;
+  enqueue_entity(m, d, p, 0);
+}
+
+/* migrate_task_rq_fair of a waking task: relative to the old queue's
+ * min_vruntime; enqueue_entity adds the new one */
+static int migrate_wakee(const psModel *m, psData *d, psTask *p, int from) {
+  SE(p)->vruntime -= FRQ(m, d, from)->min_vruntime;
+  return ENQUEUE_MIGRATED;
+}
+
+static void reweight(const psModel *m, psData *d, psTask *p, uint32_t w) { SE(p)->weight = w; }
+
+/* switched_from_fair while asleep (detach_task_cfs_rq): placed as a
+ * sleeper, so that the sleep earns no unlimited bonus, and made relative;
+ * a task that never ran counts as normalised (vruntime_normalized) */
+static void detach(const psModel *m, psData *d, psTask *p) {
+  fair_se *se = SE(p);
+  if (!se->sum_exec_runtime) return;
+  place_entity(m, d, p->cpu, ps_index(d, p), 0);
+  se->vruntime -= FRQ(m, d, p->cpu)->min_vruntime;
+}
+
+/* switched_to_fair while asleep (attach_task_cfs_rq) */
+static void attach(const psModel *m, psData *d, psTask *p) {
+  fair_se *se = SE(p);
+  if (se->sum_exec_runtime) se->vruntime += FRQ(m, d, p->cpu)->min_vruntime;
+}
+
+/* ---- configuration, tables ---- */
+
+static int configure_cfs(psModel *m, char *err, int errlen) {
+  fair_derived *f = (fair_derived *)m->derived;
+  f->factor = fair_sysctl_factor(m->ncpu, (int)P(sched_tunable_scaling));
+  /* update_sysctl: sysctl = factor * normalized (unsigned int) */
+  f->member[D_LATENCY] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_latency));
+  f->member[D_MIN_GRAN] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_min_granularity));
+  f->member[D_WAKEUP_GRAN] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_wakeup_granularity));
+  f->member[D_NR_LATENCY] = (f->member[D_LATENCY] + f->member[D_MIN_GRAN] - 1) / f->member[D_MIN_GRAN];
+  fair_configure_common(m, CFS_sched_migration_cost);
+  return 0;
+}
+
+static int check_init_cfs(const psModel *m, const psTask *t, char *err, int errlen) {
+  static const fair_se zero;
+  if (!t->pid && !t->is_idle && memcmp(t->priv, &zero, sizeof zero)) {
+    snprintf(err, errlen, "CFS takes no initial values at spawn (its fields are the scheduler's "
+             "state)");
+    return -1;
+  }
+  return 0;
+}
+
+static int64_t f_weight(const psModel *m, const int64_t *a) { return fair_nice_weight((int)a[0]); }
+static int64_t f_wmult(const psModel *m, const int64_t *a) { return sched_prio_to_wmult[a[0] + 20]; }
+static int64_t f_calc_delta_fair(const psModel *m, const int64_t *a) {
+  return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
+}
+static int64_t f_factor(const psModel *m, const int64_t *a) {
+  return fair_sysctl_factor((int)a[0], (int)a[1]);
+}
+static int64_t f_sched_period(const psModel *m, const int64_t *a) {
+  return (int64_t)sched_period(m, (uint64_t)a[0]);
+}
+static int64_t f_sched_slice(const psModel *m, const int64_t *a) {
+  return (int64_t)sched_slice_of(m, (uint64_t)a[1], (uint64_t)a[2], fair_nice_weight((int)a[0]), 1);
+}
+static int64_t f_wakeup_gran(const psModel *m, const int64_t *a) {
+  fair_se se = {.weight = fair_nice_weight((int)a[0])};
+  return (int64_t)wakeup_gran(m, &se);
+}
+
+static const psParamInfo cfs_params[] = {CFS_PARAMS(PS_PARAM_ROW)};
+
+#define TF(name, type, doc) PS_FIELD(fair_se, name, type, doc)
+static const psFieldInfo cfs_task_fields[] = {
+    TF(vruntime, PS_F_I64, "virtual runtime, ns of nice-0 time (u64 in the kernel, shown signed; "
+       "relative to min_vruntime while the task is in the RT class)"),
+    TF(weight, PS_F_U32, "sched_prio_to_weight[nice + 20]"),
+    TF(sum_exec_runtime, PS_F_I64, "CPU time accounted by update_curr, ns"),
+    TF(exec_start, PS_F_I64, "time of its last accounting while it ran, ns (0 after a migration)"),
+};
+
+#define RF(name, type, doc) PS_FIELD(fair_rq, name, type, doc)
+static const psFieldInfo cfs_rq_fields[] = {
+    RF(nr_running, PS_F_U32, "cfs_rq->nr_running: queued entities, the running one included"),
+    RF(rt_nr_running, PS_F_U32, "queued real-time tasks"),
+    RF(load, PS_F_I64, "cfs_rq->load.weight (1024 per nice-0 task)"),
+    RF(min_vruntime, PS_F_I64, "cfs_rq->min_vruntime: never decreases"),
+    RF(next, PS_F_I32, "next buddy (slot, -1 none)"),
+    RF(last, PS_F_I32, "last buddy (slot, -1 none)"),
+    RF(skip, PS_F_I32, "skip buddy (slot, -1 none)"),
+    RF(nr_balance_pulls, PS_F_I64, "tasks the load balancer pulled to this CPU"),
+    RF(nr_wakeup_migrations, PS_F_I64, "wakeups placed on this CPU from another"),
+};
+
+#define DF(k, name, doc) {name, PS_F_I64, offsetof(fair_derived, k), doc, PS_AT_MODEL}
+static const psFieldInfo cfs_derived_fields[] = {
+    DF(factor, "factor", "get_update_sysctl_factor(): 1 + ilog2(min(ncpus, 8)) under log scaling"),
+    DF(member[D_LATENCY], "sysctl_sched_latency", "factor * normalized_sched_latency, ns"),
+    DF(member[D_MIN_GRAN], "sysctl_sched_min_granularity", "factor * normalized, ns"),
+    DF(member[D_WAKEUP_GRAN], "sysctl_sched_wakeup_granularity", "factor * normalized, ns"),
+    DF(member[D_NR_LATENCY], "sched_nr_latency", "DIV_ROUND_UP(latency, min_granularity)"),
+    DF(rr_timeslice, "sched_rr_timeslice", "SCHED_RR slice, ticks (100 ms)"),
+    DF(balance_min_interval, "balance_min_interval", "sd->min_interval, ms"),
+};
+
+static const psFormula cfs_formulas[] = {
+    {"weight", "nice", 1, {-20}, {19}, f_weight, "sched_prio_to_weight[nice + 20]"},
+    {"wmult", "nice", 1, {-20}, {19}, f_wmult, "sched_prio_to_wmult[nice + 20] = 2^32 / weight"},
+    {"calc_delta_fair", "delta_ns, nice", 2, {0, -20}, {1000000000000LL, 19}, f_calc_delta_fair,
+     "delta * 1024 / weight in wmult fixed point (__calc_delta)"},
+    {"sysctl_factor", "ncpus, scaling", 2, {1, 0}, {4096, 2}, f_factor,
+     "get_update_sysctl_factor(): scaling 0 none, 1 log, 2 linear"},
+    {"sched_period", "nr_running", 1, {0}, {100000}, f_sched_period,
+     "__sched_period: latency, or nr_running * min_granularity past sched_nr_latency (1 CPU)"},
+    {"sched_slice", "nice, nr_running, load", 3, {-20, 1, 15}, {19, 100000, 10000000000LL},
+     f_sched_slice,
+     "sched_slice of a queued task: period * weight / load, at least min_granularity (1 CPU)"},
+    {"wakeup_gran", "nice", 1, {-20}, {19}, f_wakeup_gran,
+     "wakeup_gran: wakeup_granularity in the wakee's virtual time (1 CPU)"},
+};
+
+static const char *const cfs_headline[] = {"vruntime", NULL};
+
+extern const psPolicy ps_policy_cfs;
+static const psPreset cfs_presets[] = {
+    {"linux-6.5-cfs", &ps_policy_cfs, {NULL},
+     "CFS as in 6.5: latency 6 ms, min_granularity 0.75 ms, wakeup_granularity 1 ms, each x "
+     "(1 + ilog2(min(ncpus, 8)))", 1000},
+};
+
+static const fair_class cfs_class = {
+    .key = FAIR_KEY_VRUNTIME,
+    .update_curr = update_curr,
+    .enqueue_entity = enqueue_entity,
+    .dequeue_entity = dequeue_entity,
+    .pick_next_entity = pick_next_entity,
+    .set_next_entity = set_next_entity,
+    .put_prev_entity = put_prev_entity,
+    .check_preempt_wakeup = check_preempt_wakeup,
+    .entity_tick = entity_tick,
+    .yield_task = yield_task,
+    .task_new = task_new,
+    .migrate_wakee = migrate_wakee,
+    .reweight = reweight,
+    .detach = detach,
+    .attach = attach,
+};
+
+_Static_assert(CFS_NPARAMS <= PS_MAX_PARAMS, "too many parameters");
+
+const psPolicy ps_policy_cfs = {
+    .name = "cfs",
+    .doc = "CFS, the fair class of Linux 2.6.23 to 6.5",
+    PS_POLICY_TABLES(cfs),
+    .derived_fields = cfs_derived_fields,
+    .nderived_fields = PS_NELEM(cfs_derived_fields),
+    .rq_size = sizeof(fair_rq),
+    .max_prio = FAIR_MAX_PRIO,
+    .headline = cfs_headline,
+    FAIR_QUEUE_COLUMNS,
+    .family = &cfs_class,
+    .hooks = {
+        FAIR_HOOKS,
+        .configure = configure_cfs,
+        .check_init = check_init_cfs,
+    },
+};
