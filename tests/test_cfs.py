@@ -187,6 +187,19 @@ def test_the_tunables_scale_with_the_log_of_the_cpu_count(cpus, factor):
     assert ps.formula(CFS, "sysctl_factor", cpus, 0) == 1
 
 
+def test_renice_changes_the_weight_and_the_shares():
+    sim = ps.Simulator(CFS, record="events")
+    sim.spawn(programs.cpu_hog())
+    b = sim.spawn(programs.cpu_hog())
+    sim.run(seconds=5)
+    sim.renice(b, 5)
+    sim.run(seconds=10)
+    assert sim.task(b).weight == weight(5)
+    share = np.asarray(metrics.cpu_share(sim, start_s=6)["share"])
+    total = weight(0) + weight(5)
+    assert share == pytest.approx([weight(0) / total, weight(5) / total], abs=0.01)
+
+
 # ---- SMP ----
 
 def test_four_hogs_on_two_cpus_end_two_and_two_with_half_a_cpu_each():

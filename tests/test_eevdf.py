@@ -264,3 +264,43 @@ def test_tunables_are_named_in_ns_and_settable_between_steps():
     sim.set_param("normalized_sched_base_slice", 3_000_000)
     sim.run(seconds=0.1)
     assert sim.task(pid).slice == 3_000_000
+
+
+# ---- nice, SMP, other classes ----
+
+@pytest.mark.parametrize("preset", EEVDF)
+def test_renice_changes_the_weight_and_the_shares(preset):
+    sim = ps.Simulator(preset, record="events")
+    a = sim.spawn(programs.cpu_hog())
+    b = sim.spawn(programs.cpu_hog())
+    sim.run(seconds=5)
+    sim.renice(b, 5)
+    sim.run(seconds=10)
+    assert sim.task(b).weight == weight(5)
+    share = np.asarray(ps.metrics.cpu_share(sim, start_s=6)["share"])
+    assert share == pytest.approx([weight(0) / (weight(0) + weight(5)), weight(5) / (weight(0) + weight(5))], abs=0.01)
+    assert sim.task(a).weight == 1024
+
+
+@pytest.mark.parametrize("preset", EEVDF)
+def test_four_hogs_on_two_cpus_end_two_and_two_with_half_a_cpu_each(preset):
+    sim = ps.Simulator(preset, cpus=2, record="events")
+    for _ in range(4):
+        sim.spawn(programs.cpu_hog(), cpu=0)
+    sim.run(seconds=12)
+    assert sorted(np.bincount(sim.stats()["cpu"], minlength=2)) == [2, 2]
+    share = np.asarray(ps.metrics.cpu_share(sim, start_s=2)["share"])
+    assert share == pytest.approx([0.5] * 4, abs=0.01)
+
+
+@pytest.mark.parametrize("preset", EEVDF + ["linux-6.5-cfs"])
+def test_a_real_time_task_runs_before_every_fair_one(preset):
+    sim = ps.Simulator(preset)
+    for n in (-20, 0):
+        sim.spawn(programs.cpu_hog(), nice=n)
+    rt = sim.spawn(Program().loop().wait("irq").run(ms=2).end(), policy="fifo", rt_priority=1)
+    sim.source("irq", every_ms=10)
+    sim.run(seconds=5)
+    lat = sim.latencies(rt)
+    assert len(lat) > 400 and lat.max() == 0
+    assert sim.stats()["cpu_ns"][2] == pytest.approx(0.2 * 5e9, rel=0.01)

@@ -175,11 +175,12 @@ psEvt *psu_evq_sorted(const psEvq *q, int *bad) {
     *bad = 1;
     return NULL;
   }
-  memcpy(out, q->heap.e, (size_t)q->heap.n * sizeof(psEvt));
+  /* an empty heap or bucket may have no array yet (memcpy from NULL is undefined) */
+  if (q->heap.n) memcpy(out, q->heap.e, (size_t)q->heap.n * sizeof(psEvt));
   int64_t n = q->heap.n;
   if (q->nwheel)
     for (int k = 0; k < PS_WHEEL; k++) {
-      memcpy(out + n, q->wheel[k].e, (size_t)q->wheel[k].n * sizeof(psEvt));
+      if (q->wheel[k].n) memcpy(out + n, q->wheel[k].e, (size_t)q->wheel[k].n * sizeof(psEvt));
       n += q->wheel[k].n;
     }
   qsort(out, (size_t)n, sizeof(psEvt), earlier_first);
