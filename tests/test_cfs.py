@@ -178,6 +178,25 @@ def test_a_wakee_preempts_only_beyond_the_weight_scaled_wakeup_granularity(nice)
     assert outcomes.count(True) > 50 and outcomes.count(False) >= 3
 
 
+def test_the_tick_preempts_for_a_waiter_a_slice_behind_once_min_granularity_ran():
+    """check_preempt_tick's second test: past min_granularity, a leftmost
+    waiter more than ideal_runtime behind takes the CPU at the tick.  With
+    wakeup preemption off, a sleeper woken every 2.03 ms (placed 3 ms behind
+    min_vruntime > the 2,999,998 ns slice) runs at the next tick, the hog's
+    runs stay short of its 3 ms slice."""
+    sim = ps.Simulator(CFS, params={"wakeup_preemption": 0}, record="events")
+    hog = sim.spawn(programs.cpu_hog())
+    s = sim.spawn(Program().loop().wait("irq").run(us=100).end())
+    sim.source("irq", every_us=2030, start_ms=0.05)
+    sim.run(seconds=5)
+    lat = sim.latencies(s)
+    assert len(lat) > 2000 and 0 < lat.min() and lat.max() <= 1_000_000
+    ev = sim.events()
+    sw = ev[ev["kind"] == ps.EVENT_KINDS.index("switch")]
+    runs = np.diff(sw["time_ns"])[sw["pid"][:-1] == hog]
+    assert np.median(runs) < 2_999_998
+
+
 @pytest.mark.parametrize("cpus,factor", [(1, 1), (2, 2), (4, 3), (8, 4), (16, 4)])
 def test_the_tunables_scale_with_the_log_of_the_cpu_count(cpus, factor):
     assert sysctl_factor(cpus) == factor
