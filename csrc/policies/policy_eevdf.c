@@ -377,7 +377,6 @@ static int check_init_eevdf(const psModel *m, const psTask *t, char *err, int er
   }
   fair_se blank = *se;
   blank.slice = 0;
-  blank.custom_slice = 0;
   static const fair_se zero;
   if (memcmp(&blank, &zero, sizeof blank)) {
     snprintf(err, errlen, "only `slice` can be given at spawn (the other fields are the "
@@ -385,14 +384,14 @@ static int check_init_eevdf(const psModel *m, const psTask *t, char *err, int er
     return -1;
   }
   if (se->slice && !P(custom_slices)) {
-    snprintf(err, errlen, "slice=%llu ns: this preset has no per-task slices (custom_slices=0; "
-             "sched_attr.sched_runtime sets one from 6.12)", (unsigned long long)se->slice);
+    snprintf(err, errlen, "slice=%lld ns: this preset has no per-task slices (custom_slices=0; "
+             "sched_attr.sched_runtime sets one from 6.12)", (long long)se->slice);
     return -1;
   }
   if (se->slice && (se->slice < SLICE_MIN || se->slice > SLICE_MAX)) {
-    snprintf(err, errlen, "slice=%llu ns is outside the allowed range %d..%d ns (0.1..100 ms, "
+    snprintf(err, errlen, "slice=%lld ns is outside the allowed range %d..%d ns (0.1..100 ms, "
              "the clamp of sched_attr.sched_runtime; 0 for the base slice)",
-             (unsigned long long)se->slice, SLICE_MIN, SLICE_MAX);
+             (long long)se->slice, SLICE_MIN, SLICE_MAX);
     return -1;
   }
   return 0;
