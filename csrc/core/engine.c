@@ -601,6 +601,40 @@ static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
   if (sampled) sample_series(m, d);
 }
 
+/* One CPU computing with nothing due but ticks: the policy applies as many
+ * of them as it can at once (hooks.tick_batch), and they are accounted as
+ * deliver_ticks would have one by one.  A tick at the instant an event or
+ * the end of the burst falls due may be among them: deliver_ticks runs
+ * before both at an instant.  No series sample may fall among them. */
+static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
+  psCpu *cpu = &d->cpu[0];
+  psTask *cur = &d->task[cpu->curr];
+  if (cur->is_idle || cpu->need_resched) return;
+  int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
+                                                             : cpu->overhead_until_ns;
+  int64_t limit = from + cur->burst_left_ns;
+  if (t_end < limit) limit = t_end;
+  const psEvt *e = psu_evq_top(&d->evq);
+  if (e && e->time_ns < limit) limit = e->time_ns;
+  if (cpu->next_tick_ns > limit) return;
+  int64_t k = (limit - cpu->next_tick_ns) / m->tick_ns + 1;
+  if (m->rec_series) {
+    uint64_t every = (uint64_t)m->series_every;
+    int64_t room = (int64_t)(every - 1 - d->jiffies % every);
+    if (k > room) k = room;
+  }
+  if (k < 2) return;
+  int64_t n = m->hooks.tick_batch(m, d, 0, k);
+  if (n <= 0) return;
+  int64_t last = cpu->next_tick_ns + (n - 1) * m->tick_ns;
+  advance_to(m, d, last);
+  cpu->next_tick_ns = last + m->tick_ns;
+  d->jiffies += (uint64_t)n;
+  cpu->ticks += n;
+  cur->cpu_ticks += n;
+  cpu->busy_ticks += n;
+}
+
 static void deliver_event(const psModel *m, psData *d, psEvt e) {
   switch (e.cls) {
     case PS_EV_TIMER:
@@ -660,6 +694,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   while (!d->failed) {
     /* a pause between two instants is invisible: resuming equals running on */
     if (max_instants && instants++ == max_instants) return 1;
+    if (m->ncpu == 1) batch_ticks(m, d, t_end);
     int64_t t = next_time(m, d);
     if (t > t_end) {
       advance_to(m, d, t_end);
