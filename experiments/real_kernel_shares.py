@@ -17,9 +17,9 @@ latencies' mean and max.
 
 A full run saves its measurements to experiments/data/real_kernel_shares.json;
 --from-json reads them back and only simulates (the README's table is
-`--from-json --markdown`).  --quick measures 0.5 s per set and saves
-nothing; where the machine does not allow measuring (not root, no perf
-...) it says why and shows the saved measurements instead.  The
+`--from-json --markdown`).  --quick measures 0/+5 and -5/0/+5 for 0.5 s
+each and saves nothing; where the machine does not allow measuring (not
+root, no perf ...) it says why and shows the saved measurements instead.  The
 simulator's preset is the newest linux-X.Y-eevdf (or -cfs) not newer than
 the measured kernel, else linux-2.5.65.
 """
@@ -34,6 +34,7 @@ import numpy as np
 from pysched import realkernel
 
 SETS = [(0, 1), (0, 5), (0, 10), (-5, 5), (0, 19), (-5, 0, 5)]
+QUICK_SETS = [(0, 5), (-5, 0, 5)]
 DEFAULT_JSON = pathlib.Path(__file__).resolve().parent / "data" / "real_kernel_shares.json"
 WITHIN_POINTS = 3.0
 
@@ -56,19 +57,19 @@ def label(nices):
 
 # ---------------------------------------------------------------- measuring and saving
 
-def measure_all(seconds, warmup_s, cpu):
+def measure_all(sets, seconds, warmup_s, cpu):
     info = realkernel.machine(cpu)
-    sets = []
-    for nices in SETS:
+    measured = []
+    for nices in sets:
         m = realkernel.measure(nices, seconds, warmup_s=warmup_s, cpu=cpu, machine_info=info)
-        sets.append({"nices": list(nices), "cpu": m["cpu"], "window_ns": m["window_ns"],
+        measured.append({"nices": list(nices), "cpu": m["cpu"], "window_ns": m["window_ns"],
                      "cpu_ns": m["cpu_ns"].tolist(), "busy": float(m["busy"]),
                      "sleeper_cpu_ns": m["sleeper_cpu_ns"], "autogroups": m["autogroups"],
                      "latency_ns": m["latencies"]["latency_ns"].tolist()})
     return {"measured": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": info,
             "workload": {k: v for k, v in m["workload"].items() if k != "nices"},
             "cpu_time_source": m["cpu_time_source"], "latency_source": m["latency_source"],
-            "sets": sets}
+            "sets": measured}
 
 
 def dumps(data):
@@ -181,14 +182,17 @@ def plot(path, rows):
     x = 0
     ticks, names = [], []
     for r in rows:
+        first = x
         for k, n in enumerate(r["nices"]):
             for dx, key, color in ((-0.25, "weights", "0.7"), (0, "measured", "C0"),
                                    (0.25, "simulated", "C1")):
                 left.bar(x + dx, 100 * r[key][k], 0.25, color=color,
                          label=key if x == 0 else None)
             ticks.append(x)
-            names.append(f"{label(r['nices'])}\n{n:+d}")
+            names.append(f"{n:+d}" if n else "0")
             x += 1
+        left.annotate(label(r["nices"]), ((first + x - 1) / 2, -0.1), ha="center",
+                      xycoords=("data", "axes fraction"), fontsize="small", weight="bold")
         x += 0.5
     left.set_xticks(ticks, names, fontsize="small")
     left.set_ylabel("share of the hogs' CPU (%)")
@@ -200,6 +204,8 @@ def plot(path, rows):
                 v = np.sort(lat)
                 right.step(v, np.arange(1, len(v) + 1) / len(v), style, color=color,
                            where="post", label=f"{label(r['nices'])} {who}")
+    # from tens of microseconds (a wakeup that preempts) to a few ticks
+    right.set_xscale("symlog", linthresh=0.01)
     right.set_xlabel("sleeper wakeup latency (ms)")
     right.set_ylabel("fraction of wakeups")
     right.set_title("latency CDFs: real (solid) and simulated (dashed)")
@@ -216,8 +222,8 @@ def main(argv=None):
     ap.add_argument("--cpu", type=int, default=None,
                     help="the CPU to measure on (default: the last this process may use)")
     ap.add_argument("--quick", action="store_true",
-                    help="0.5 s per set after 0.2 s, saved nowhere (the saved data if the "
-                         "machine does not allow measuring)")
+                    help="0/+5 and -5/0/+5 only, 0.5 s each after 0.2 s, saved nowhere (the "
+                         "saved data if the machine does not allow measuring)")
     ap.add_argument("--from-json", action="store_true",
                     help="no measuring: simulate the measurements saved in --json")
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_JSON,
@@ -233,8 +239,10 @@ def main(argv=None):
     if not args.from_json:
         why = realkernel.unavailable([n for s in SETS for n in s], latency=True, cpu=args.cpu)
         if why is None:
-            seconds, warmup = (0.5, 0.2) if args.quick else (args.seconds, args.warmup)
-            data = measure_all(seconds, warmup, args.cpu)
+            if args.quick:
+                data = measure_all(QUICK_SETS, 0.5, 0.2, args.cpu)
+            else:
+                data = measure_all(SETS, args.seconds, args.warmup, args.cpu)
             if not args.quick:
                 args.json.parent.mkdir(parents=True, exist_ok=True)
                 args.json.write_text(dumps(data))

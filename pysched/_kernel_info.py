@@ -114,12 +114,20 @@ def timer_list_jiffies(text):
     return int(m.group(1))
 
 
-def snap_hz(rate):
+def quietest_rate(samples):
+    """The lowest rate between consecutive (time_s, count) samples: a busy
+    CPU's local timer interrupts are its ticks plus whatever hrtimers land
+    on it, which come in bursts, so the quietest stretch is the closest to
+    the tick alone."""
+    return min((c1 - c0) / (t1 - t0) for (t0, c0), (t1, c1) in zip(samples, samples[1:]))
+
+
+def snap_hz(rate, slack):
     """A counted rate of ticks as HZ: the largest standard HZ not above
-    the rate (3 % allowed for the count's edges), as a busy CPU's timer
-    interrupts are its ticks plus the hrtimers that land on it, so never
+    rate + slack (the count's resolution, in counts/s), since a busy CPU's
+    timer interrupts are its ticks plus whatever hrtimers land on it, never
     fewer; the rate rounded where it is more than 1.5 times that value."""
-    below = [hz for hz in STANDARD_HZ if hz <= rate * 1.03]
+    below = [hz for hz in STANDARD_HZ if hz <= rate + slack]
     if below and rate <= 1.5 * below[-1]:
         return below[-1]
     return round(rate)
