@@ -81,9 +81,9 @@ def count_hz(cpu=None, seconds=2.0, source=None):
     the local timer interrupts of `cpu` while a hog keeps it busy (an idle
     CPU of a NO_HZ kernel stops its tick), at the quietest of its quarter
     seconds (other timers add interrupts: under load, 50 more a second
-    make HZ=250 look like 300).  source "jiffies" or "interrupts" chooses, default
-    the first that can be read.  The rate is snapped to the standard HZ it
-    shows (_kernel_info.snap_hz)."""
+    make HZ=250 look like 300).  source "jiffies" or "interrupts" chooses;
+    default: the first that can be read.  The rate is snapped to the
+    standard HZ it shows (_kernel_info.snap_hz)."""
     seconds = check_number("seconds", seconds, 0.5, 60)
     if source not in (None, "jiffies", "interrupts"):
         raise ValueError(f"source={source!r} is not one of (None, 'jiffies', 'interrupts')")

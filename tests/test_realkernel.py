@@ -283,6 +283,33 @@ def test_the_simulation_runs_the_measured_workload_at_the_measured_hz():
     assert np.all((sim["latencies"]["time_ns"] - sim["latencies"]["latency_ns"]) % 4_000_000 == 0)
 
 
+class SlicedRoundRobin(ps.examples.RoundRobin):
+    """A preset with a base slice in ns, as the fair presets declare theirs."""
+    name = "rr-with-base-slice"
+    params = dict(ps.examples.RoundRobin.params,
+                  base_slice_ns=ps.Param(750_000, 100_000, 100_000_000, unit="ns", doc="slice"))
+    seen = []
+
+    def setup(self):
+        super().setup()
+        SlicedRoundRobin.seen.append(self.base_slice_ns)
+
+
+def test_a_preset_with_a_base_slice_simulates_with_the_measured_one(monkeypatch):
+    from pysched import policy
+    monkeypatch.setattr(policy, "_registered", dict(policy._registered))
+    ps.register_policy(SlicedRoundRobin)
+    data = saved()
+    one = data["sets"][0]
+    measurement = {"machine": data["machine"], "workload": dict(data["workload"],
+                                                                nices=one["nices"])}
+    SlicedRoundRobin.seen.clear()
+    sim = realkernel.simulate(measurement, "rr-with-base-slice")
+    assert data["machine"]["tunables"]["base_slice_ns"] == 1_400_000
+    assert sim["params"] == {"base_slice_ns": 1_400_000} and sim["notes"] == []
+    assert SlicedRoundRobin.seen == [1_400_000]
+
+
 # ---------------------------------------------------------------- bad input
 
 @pytest.mark.parametrize("kwargs, error, words", [
