@@ -1,5 +1,4 @@
-"""CPU shares of nice'd hogs and a sleeper's wakeup latency on this
-machine's real kernel beside the simulator running the same workload.
+"""Nice'd CPU hogs' shares and a sleeper's latency: this machine's kernel beside the simulator.
 
 For each set of nice values (0/+1, 0/+5, 0/+10, -5/+5, 0/+19 and
 -5/0/+5) one CPU hog per value and a sleeper (sleeps 10 ms, computes 1
@@ -220,7 +219,7 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per set")
     ap.add_argument("--warmup", type=float, default=0.5, help="seconds before each window")
     ap.add_argument("--cpu", type=int, default=None,
-                    help="the CPU to measure on (default: the last this process may use)")
+                    help="the CPU to measure on; None: the last this process may use")
     ap.add_argument("--quick", action="store_true",
                     help="0/+5 and -5/0/+5 only, 0.5 s each after 0.2 s, saved nowhere (the "
                          "saved data if the machine does not allow measuring)")
@@ -229,8 +228,8 @@ def main(argv=None):
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_JSON,
                     help="where a full run saves its measurements and --from-json reads them")
     ap.add_argument("--preset", default=None,
-                    help="the simulator's preset (default: realkernel.default_preset of "
-                         "the measured kernel)")
+                    help="the simulator's preset; None: realkernel.default_preset of the "
+                         "measured kernel")
     ap.add_argument("--markdown", action="store_true", help="print the README's table")
     ap.add_argument("--plot", help="write the shares and the latency CDFs to this PNG")
     args = ap.parse_args(argv)

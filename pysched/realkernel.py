@@ -289,7 +289,7 @@ def measure(nices, seconds=2.0, *, warmup_s=0.5, cpu=None, sleeper=True, sleep_m
     `busy` (what all our tasks used of the window's wall time: below 1
     when other load shared the CPU), `sleeper_cpu_ns`, `cpu_time_source`,
     `autogroups` (each task's, hogs then sleeper), and with latency=True
-    `latencies` (the sleeper's wakeups in the window: time_ns on the
+    and a sleeper `latencies` (its wakeups in the window: time_ns on the
     CLOCK_MONOTONIC, latency_ns) and `latency_source`.
 
     Raises Unavailable saying why when the machine does not allow it (see
