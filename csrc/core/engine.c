@@ -538,6 +538,7 @@ static void schedule(const psModel *m, psData *d, int c) {
  * time are brought up to date.  It is due when its burst is done. */
 static void sync_cpu(psData *d, int c, int64_t t) {
   psCpu *cpu = &d->cpu[c];
+  if (cpu->run_since_ns == t) return;
   psTask *cur = &d->task[cpu->curr];
   if (cur->is_idle) return;
   int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
@@ -630,7 +631,7 @@ static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
   if (t_end < limit) limit = t_end;
   const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < limit) limit = e->time_ns;
-  if (cpu->next_tick_ns > limit) return;
+  if (limit - cpu->next_tick_ns < m->tick_ns) return;  /* not two ticks */
   int64_t k = (limit - cpu->next_tick_ns) / m->tick_ns + 1;
   if (m->rec_series) {
     uint64_t every = (uint64_t)m->series_every;
