@@ -41,7 +41,7 @@ import numpy as np
 
 from .frames import _pandas
 
-__all__ = ["load", "Trace", "TraceFormatError"]
+__all__ = ["load", "compare", "Trace", "TraceFormatError"]
 
 
 class TraceFormatError(ValueError):
@@ -156,7 +156,8 @@ class _Reader:
         self.tasks = {}
         self.order = []
         self.start = self.now = None
-        self.cpu_curr = {}
+        self.cpu_curr = {}         # cpu -> the task current there
+        self.cpu_last = {}         # cpu -> the time of its last line
         self.anomalies = Counter()
         self.skipped = Counter()
         self.edges = Counter()
@@ -170,12 +171,14 @@ class _Reader:
         self.exits = _cols(2)      # time, tid
         self.migrations = _cols(4)  # time, tid, orig, dest
 
-    def task(self, tid, comm):
+    def task(self, tid, comm, rename=True):
         t = self.tasks.get(tid)
         if t is None:
-            t = self.tasks[tid] = _Task(len(self.order), tid, comm, self.now)
+            # a task first seen now was in a state the trace does not say
+            # since the trace began
+            t = self.tasks[tid] = _Task(len(self.order), tid, comm, self.start)
             self.order.append(t)
-        elif comm is not None:
+        elif rename:
             t.comm = comm
         return t
 
@@ -186,7 +189,7 @@ class _Reader:
             b[0].append(p.idx), b[1].append(cpu), b[2].append(start), b[3].append(end)
 
     def _block_end(self, p, end, waker):
-        start = p.since if p.state == _BLOCKED else self.start
+        start = p.since
         state = p.block_state if p.state == _BLOCKED else BLOCK_STATES.index("?")
         if BLOCK_STATES[state] == "D":
             p.block_ns += end - start
@@ -203,21 +206,72 @@ class _Reader:
             w = self.waits
             w[0].append(p.idx), w[1].append(p.since), w[2].append(end)
 
+    def current(self, t, cpu, tid, comm):
+        """Every line is printed in the context of the task current on its
+        CPU: the first line of a CPU says who ran there since the trace
+        began, and a line whose task is not the one the switches left there
+        shows that a switch was lost (perf's per-CPU buffers start one
+        after another, and drop events when they overflow)."""
+        cur = self.cpu_curr.get(cpu)
+        # perf prints tid -1 for a thread it could not resolve: no news
+        if cur != tid and tid >= 0:
+            if cur is None:
+                self.cpu_curr[cpu] = tid
+                if tid:
+                    p = self.task(tid, comm, rename=False)
+                    if p.state == _BLOCKED:
+                        self.anomalies["a blocked task running with no wakeup"] += 1
+                        self._block_end(p, t, NO_WAKER)
+                        p.since = t
+                    p.state, p.cpu = _RUNNING, cpu
+                    p.cpus |= 1 << cpu
+            else:
+                self.anomalies["a switch not in the trace (a lost event)"] += 1
+                last = self.cpu_last[cpu]
+                if cur:
+                    q = self.tasks[cur]
+                    if q.state == _RUNNING and q.cpu == cpu:
+                        self._burst(q, cpu, q.since, last)
+                        q.state, q.since = _UNSEEN, last
+                self.cpu_curr[cpu] = tid
+                if tid:
+                    self._switch_in(self.task(tid, comm, rename=False), t, cpu)
+        self.cpu_last[cpu] = t
+
+    def _switch_in(self, n, t, cpu):
+        n.cpus |= 1 << cpu
+        if n.state == _RUNNABLE:
+            self._wait_end(n, t)
+            if n.wake_t >= 0:
+                lat = t - n.wake_t
+                n.lat_sum += lat
+                n.lat_count += 1
+                if lat > n.lat_max:
+                    n.lat_max = lat
+                if n.wake_row >= 0:
+                    self.wakeups[4][n.wake_row] = lat
+                n.wake_t = n.wake_row = -1
+        elif n.state == _BLOCKED:
+            self.anomalies["a blocked task running with no wakeup"] += 1
+            self._block_end(n, t, NO_WAKER)
+        elif n.state == _NEW:
+            n.since = n.start_ns
+            self._wait_end(n, t)
+        elif n.state == _RUNNING:
+            self.anomalies["a task running on two CPUs"] += 1
+        elif n.state == _DEAD:
+            self.anomalies["a task running after it exited"] += 1
+        n.state, n.since, n.cpu = _RUNNING, t, cpu
+
     def switch(self, t, cpu, prev_comm, prev_tid, prev_prio, prev_state, next_comm, next_tid,
                next_prio):
-        first_on_cpu = cpu not in self.cpu_curr
-        if not first_on_cpu and self.cpu_curr[cpu] != prev_tid:
-            self.anomalies["switch from a task not current on its CPU"] += 1
         if prev_tid:
             p = self.task(prev_tid, prev_comm)
             p.prio = prev_prio
-            p.cpus |= 1 << cpu
             if p.state == _RUNNING and p.cpu == cpu:
                 self._burst(p, cpu, p.since, t)
-            elif first_on_cpu and p.state == _UNSEEN:
-                self._burst(p, cpu, self.start, t)
             else:
-                self.anomalies["switch out of a task not running there"] += 1
+                self.anomalies["a switch from a task not running there"] += 1
             letter = prev_state[0]
             p.since, p.cpu = t, cpu
             if letter == "R":
@@ -237,34 +291,12 @@ class _Reader:
         if next_tid:
             n = self.task(next_tid, next_comm)
             n.prio = next_prio
-            n.cpus |= 1 << cpu
-            if n.state == _RUNNABLE:
-                self._wait_end(n, t)
-                if n.wake_t >= 0:
-                    lat = t - n.wake_t
-                    n.lat_sum += lat
-                    n.lat_count += 1
-                    if lat > n.lat_max:
-                        n.lat_max = lat
-                    if n.wake_row >= 0:
-                        self.wakeups[4][n.wake_row] = lat
-                    n.wake_t = n.wake_row = -1
-            elif n.state == _BLOCKED:
-                self.anomalies["switch to a blocked task with no wakeup"] += 1
-                self._block_end(n, t, NO_WAKER)
-            elif n.state == _NEW:
-                n.since = n.start_ns
-                self._wait_end(n, t)
-            elif n.state == _RUNNING:
-                self.anomalies["switch to a task already running"] += 1
-            elif n.state == _DEAD:
-                self.anomalies["switch to a task that exited"] += 1
-            n.state, n.since, n.cpu = _RUNNING, t, cpu
+            self._switch_in(n, t, cpu)
 
     def wakeup(self, t, cur_tid, comm, tid, prio, target_cpu):
         p = self.task(tid, comm)
         p.prio = prio
-        if p.state not in (_BLOCKED, _UNSEEN) or (p.state == _UNSEEN and cur_tid == tid):
+        if p.state not in (_BLOCKED, _UNSEEN):
             # runnable already (sched_wakeup after sched_waking), or a task
             # woken before it left the CPU (try_to_wake_up on current)
             return
@@ -367,13 +399,14 @@ def _read(path, intervals):
                 m = perf_line(body)
                 if m:
                     cur_tid = int(m[3] if m[3] is not None else m[2])
-                    cpu, secs, frac, event, rest = int(m[4]), m[5], m[6], m[7], m[8]
+                    cur_comm, cpu, secs, frac, event, rest = (m[1], int(m[4]), m[5], m[6], m[7],
+                                                              m[8])
                 else:
                     m = ftrace_line(body)
                     if not m:
                         raise TraceFormatError(path, lineno, LINE_FORMAT, body)
-                    cur_tid, cpu, secs, frac, event, rest = (int(m[2]), int(m[3]), m[4], m[5],
-                                                             m[6], m[7])
+                    cur_comm, cur_tid, cpu, secs, frac, event, rest = (
+                        m[1], int(m[2]), int(m[3]), m[4], m[5], m[6], m[7])
                 if len(frac) > 9:
                     raise TraceFormatError(path, lineno, "a time of at most 9 decimals "
                                            "(nanoseconds)", body)
@@ -397,6 +430,7 @@ def _read(path, intervals):
                         f"{r.now // 10**9}.{r.now % 10**9:09d} (perf script orders events by "
                         f"time)", body)
                 r.now = t
+                r.current(t, cpu, cur_tid, cur_comm)
                 if event == "sched_switch":
                     r.switch(t, cpu, a[1], int(a[2]), int(a[3]), a[4], a[5], int(a[6]), int(a[7]))
                 elif event == "sched_waking" or event == "sched_wakeup":
@@ -553,6 +587,22 @@ class Trace:
             df[col[:-3] + "_s"] = s / 1e9
         return df
 
+    def to_workload(self, cpus=None, tasks=None, wake_edges="auto", affinity=True,
+                    demand="recorded"):
+        """Programs that replay this trace under any preset: a
+        TraceWorkload (pysched/_replay.py says how each event becomes an
+        op).  cpus: the simulated CPUs (default: the trace's); tasks: tids,
+        comms or a function of a row of ``tasks`` (default: all);
+        wake_edges: "auto" (a wakeup after which the waker blocks or exits
+        at once, or one of a pair that mostly does so, becomes a channel
+        post; the others timed sleeps), "all" or "none";
+        affinity: pin each task to the CPUs it ran on; demand: "recorded"
+        (each activation's CPU) or "open" (a task that never blocked
+        computes without end: the simulated policy decides its share)."""
+        from . import _replay
+        return _replay.to_workload(self, cpus=cpus, tasks=tasks, wake_edges=wake_edges,
+                                   affinity=affinity, demand=demand)
+
     def __repr__(self):
         return (f"<Trace {os.path.basename(self.path)}: {len(self.tasks)} tasks, "
                 f"{self.duration_ns / 1e9:.3f} s, CPUs {self.cpus.tolist()}>")
@@ -569,3 +619,12 @@ def load(path, *, intervals=True):
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"load needs a path, not {type(path).__name__}")
     return Trace(_read(path, bool(intervals)))
+
+
+def compare(trace, sim, tasks=None, workload=None):
+    """Per replayed task, what the trace gave it against what the simulated
+    policy gave it in a replay (``trace.to_workload(...).run(preset)``):
+    CPU share, CPU time, mean wait and mean wakeup latency, trace_ and sim_
+    side by side (see pysched._replay.compare)."""
+    from . import _replay
+    return _replay.compare(trace, sim, tasks=tasks, workload=workload)
