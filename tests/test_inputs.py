@@ -444,7 +444,7 @@ NO_INT_ARGUMENT = {
     "programs.audio", "programs.video", "programs.x", "programs.gaming", "programs.write",
     "programs.read", "interbench.report", "interbench.side_by_side",
     # paths, traces and simulators: test_trace.py, test_replay.py
-    "Simulator.export_ftrace", "trace.load", "trace.compare",
+    "Simulator.export_ftrace", "Simulator.export_perfetto", "trace.load", "trace.compare",
 }
 
 
