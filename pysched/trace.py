@@ -143,8 +143,9 @@ class _Task:
         self.lat_sum = self.lat_max = self.lat_count = self.nr_migrations = self.runtime_ns = 0
 
 
-def _cols(n, code="q"):
-    return tuple(array(code) for _ in range(n))
+def _cols(codes):
+    """Columns, compact: "i" for pids, CPUs and codes, "q" for times."""
+    return tuple(array(code) for code in codes)
 
 
 class _Reader:
@@ -163,13 +164,13 @@ class _Reader:
         self.edges = Counter()
         self.meta = {}
         self.export = self.end = None
-        self.bursts = _cols(4)     # idx, cpu, start, end
-        self.waits = _cols(3)      # idx, start, end
-        self.blocks = _cols(5)     # idx, start, end, state, waker
-        self.wakeups = _cols(5)    # time, waker, wakee, cpu, latency
-        self.forks = _cols(3)      # time, parent, child
-        self.exits = _cols(2)      # time, tid
-        self.migrations = _cols(4)  # time, tid, orig, dest
+        self.bursts = _cols("iiqq")       # idx, cpu, start, end
+        self.waits = _cols("iqq")         # idx, start, end
+        self.blocks = _cols("iqqii")      # idx, start, end, state, waker
+        self.wakeups = _cols("qiiiq")     # time, waker, wakee, cpu, latency
+        self.forks = _cols("qii")         # time, parent, child
+        self.exits = _cols("qi")          # time, tid
+        self.migrations = _cols("qiii")   # time, tid, orig, dest
 
     def task(self, tid, comm, rename=True):
         t = self.tasks.get(tid)
@@ -484,10 +485,17 @@ MIGRATION_DTYPE = np.dtype([("time_ns", np.int64), ("tid", np.int64), ("orig_cpu
 EDGE_DTYPE = np.dtype([("waker", np.int64), ("wakee", np.int64), ("count", np.int64)])
 
 
+_ITEM = {"i": np.intc, "q": np.int64}
+
+
 def _table(dtype, cols, order="start_ns"):
+    """The columns as a structured array sorted by `order` (stably), each
+    column freed once copied: a large trace's intervals are held once, not
+    twice."""
     out = np.empty(len(cols[0]), dtype=dtype)
     for name, col in zip(dtype.names, cols):
-        out[name] = np.frombuffer(col, dtype=np.int64) if len(col) else 0
+        out[name] = np.frombuffer(col, dtype=_ITEM[col.typecode]) if len(col) else 0
+        del col[:]
     if order is not None and len(out):
         out = out[np.argsort(out[order], kind="stable")]
     return out
