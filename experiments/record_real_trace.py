@@ -132,8 +132,10 @@ def perf_problem():
         return "perf is not installed"
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
             done = subprocess.run(["perf", "sched", "record", "-o", os.path.join(tmp, "p.data"),
-                                   "--", "true"], capture_output=True, text=True, timeout=60)
+                                   "--", "true"], capture_output=True, text=True, timeout=60,
+                                  env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"perf sched record failed: {e}"
     if done.returncode:
@@ -161,15 +163,17 @@ def record(out, facts_path=None, seconds=2.0, cpu=None):
     `facts_path` as JSON)."""
     if cpu is None:
         cpu = os.cpu_count() - 1
+    # perf and the workload need nothing preloaded (a sanitizer run preloads ASan)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")
         subprocess.run(["perf", "sched", "record", "-e", "sched:sched_process_exit", "-o", data,
                         "--", "taskset", "-c", str(cpu), sys.executable, os.path.abspath(__file__),
                         "--workload", "--seconds", str(seconds)],
-                       check=True, capture_output=True, text=True)
+                       check=True, capture_output=True, text=True, env=env)
         text = subprocess.run(["perf", "script", "-i", data, "--ns",
                                "-F", "comm,pid,tid,cpu,time,event,trace"],
-                              check=True, capture_output=True).stdout
+                              check=True, capture_output=True, env=env).stdout
         with gzip.open(out, "wb", compresslevel=9) as f:
             f.write(text)
     version = subprocess.run(["perf", "--version"], capture_output=True, text=True).stdout.strip()

@@ -224,7 +224,10 @@ class _Reader:
                         self.anomalies["a blocked task running with no wakeup"] += 1
                         self._block_end(p, t, NO_WAKER)
                         p.since = t
+                    # it ran from when it could (its switch-in was not
+                    # recorded, nor how long a wakeup waited for it)
                     p.state, p.cpu = _RUNNING, cpu
+                    p.wake_t = p.wake_row = -1
                     p.cpus |= 1 << cpu
             else:
                 self.anomalies["a switch not in the trace (a lost event)"] += 1
