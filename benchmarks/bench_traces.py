@@ -51,7 +51,8 @@ def generate(path, size, tasks, cpus, seed):
             t += rng.randrange(20_000, 400_000)
             cur = curr[cpu]
             secs, ns = divmod(t, 1_000_000_000)
-            head = f"{comm.get(cur, 'swapper'):>16} {cur:5d}/{cur:<5d} [{cpu:03d}] {secs:5d}.{ns:09d}: "
+            head = (f"{comm.get(cur, 'swapper'):>16} {cur:5d}/{cur:<5d} [{cpu:03d}] "
+                    f"{secs:5d}.{ns:09d}: ")
             # a running task wakes a sleeper half the time; an idle CPU
             # always does (an interrupt, in the idle task's context)
             if asleep[cpu] and (not cur or rng.random() < 0.5):

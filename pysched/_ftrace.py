@@ -119,7 +119,8 @@ def write(sim, path):
                   f"seed={sim.seed} end_ns={sim.now_ns}\n")
         for row in st:
             out.write(f"# pysched task: pid={row['pid']} ppid={row['ppid']} nice={row['nice']} "
-                      f"policy={SCHED_POLICIES[int(row['policy'])]} rt_priority={row['rt_priority']} "
+                      f"policy={SCHED_POLICIES[int(row['policy'])]} "
+                      f"rt_priority={row['rt_priority']} "
                       f"cpus_allowed={int(row['cpus_allowed']):#x} comm={comm(row['name'])}\n")
         for t, cpu, kind, pid, other, pr, value in zip(
                 ev["time_ns"].tolist(), ev["cpu"].tolist(), ev["kind"].tolist(),

@@ -63,9 +63,11 @@ class TraceFormatError(ValueError):
 # right-aligned to 16, which a comm with blanks in it may overflow)
 _PERF_LINE = re.compile(
     r"\s*(.*?)\s+(-?\d+)(?:/(-?\d+))?\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+([\w:]+):\s?(.*)")
-# the kernel's trace file and trace-cmd report: "COMM-PID [CPU] [FLAGS] SECS.FRACTION: EVENT: FIELDS"
+# the kernel's trace file and trace-cmd report:
+# "COMM-PID [CPU] [FLAGS] SECS.FRACTION: EVENT: FIELDS"
 _FTRACE_LINE = re.compile(
-    r"\s*(.*)-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(\d+)\]\s+(?:[\w.]{4,5}\s+)?(\d+)\.(\d+):\s+(\w+):\s*(.*)")
+    r"\s*(.*)-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(\d+)\]\s+(?:[\w.]{4,5}\s+)?(\d+)\.(\d+):"
+    r"\s+(\w+):\s*(.*)")
 # trace-cmd report's first line
 _CPUS_LINE = re.compile(r"cpus=\d+").fullmatch
 LINE_FORMAT = "'COMM PID/TID [CPU] SECONDS.FRACTION: EVENT: FIELDS' (perf script) or " \
@@ -128,7 +130,8 @@ def _open_text(path):
 
 
 class _Task:
-    __slots__ = ("idx", "tid", "comm", "state", "since", "cpu", "prio", "ppid", "wake_t", "wake_row",
+    __slots__ = ("idx", "tid", "comm", "state", "since", "cpu", "prio", "ppid", "wake_t",
+                 "wake_row",
                  "block_state", "start_ns", "exit_ns", "cpus", "forked", "cpu_ns", "wait_ns",
                  "sleep_ns", "block_ns", "nvcsw", "nivcsw", "nr_wakeups", "lat_sum",
                  "lat_max", "lat_count", "nr_migrations", "runtime_ns")

@@ -3,8 +3,6 @@ back with pysched.trace.load gives the run's own per-task numbers; the
 reader takes perf's and trace-cmd's text; a damaged file is refused with
 the line and what was expected."""
 import gzip
-import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,8 +10,6 @@ import pytest
 import pysched as ps
 from pysched import trace as tr
 
-DATA = pathlib.Path(__file__).parent / "data"
-REAL = DATA / "real_sched_trace.txt.gz"
 SWITCH, WAKEUP, FORK, EXIT = (ps.EVENT_KINDS.index(k) for k in ("switch", "wakeup", "fork", "exit"))
 
 
@@ -138,7 +134,8 @@ def test_a_gzip_export_reads_the_same(tmp_path):
     sim.export_ftrace(tmp_path / "a.txt.gz")
     with gzip.open(tmp_path / "a.txt.gz", "rt") as f:
         assert f.read() == (tmp_path / "a.txt").read_text()
-    assert tr.load(tmp_path / "a.txt.gz").tasks.tolist() == tr.load(tmp_path / "a.txt").tasks.tolist()
+    assert tr.load(tmp_path / "a.txt.gz").tasks.tolist() == \
+        tr.load(tmp_path / "a.txt").tasks.tolist()
 
 
 def test_aggregates_alone_are_the_same_without_the_intervals(tmp_path):
@@ -159,7 +156,8 @@ def test_the_export_writes_the_kernels_fields(tmp_path):
                       "sched:sched_process_fork", "sched:sched_process_exit"}
     switch = next(ln for ln in lines if "prev_state=S " in ln)
     # TP_printk of sched_switch, include/trace/events/sched.h
-    assert " ==> next_comm=" in switch and switch.split(": ", 2)[2].split()[0].startswith("prev_comm=")
+    fields = switch.split(": ", 2)[2]
+    assert " ==> next_comm=" in fields and fields.startswith("prev_comm=")
     wake = next(ln for ln in lines if "sched_wakeup:" in ln)
     assert wake.split(": ", 2)[2].split()[-1].startswith("target_cpu=") and \
         len(wake.rsplit("=", 1)[1]) == 3          # %03d
@@ -221,7 +219,8 @@ def test_perf_scripts_own_text_is_read(tmp_path):
     mig = t.task("migration/0")
     assert mig["policy"] == "fifo" and mig["rt_priority"] == 99 and mig["sleep_ns"] > 0
     web = t.task("Web Content")
-    assert web["nice"] == 10 and web["sleep_ns"] == 987458209 - 987194802   # blocked since the start
+    # blocked since the start
+    assert web["nice"] == 10 and web["sleep_ns"] == 987458209 - 987194802
     assert t.cpus.tolist() == [0, 1] and t.start_ns == 87142987194802
 
 
