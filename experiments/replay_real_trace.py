@@ -36,9 +36,11 @@ def tables(path, comms, demand, seconds, presets):
         out.append("| task | nice | trace | " + " | ".join(presets) + " |")
         out.append("|---|---|---" + "|---" * len(presets) + "|")
         first = runs[presets[0]]
-        for i, comm in enumerate(np.asarray(first["comm"])):
+        for comm in comms:  # the workload's order, not compare()'s busiest-first
+            row = {p: list(np.asarray(runs[p]["comm"])).index(comm) for p in presets}
+            i = row[presets[0]]
             cells = [fmt.format(np.asarray(first["trace_" + col])[i])]
-            cells += [fmt.format(np.asarray(runs[p]["sim_" + col])[i]) for p in presets]
+            cells += [fmt.format(np.asarray(runs[p]["sim_" + col])[row[p]]) for p in presets]
             cells = ["-" if c == "nan" else c for c in cells]
             out.append(f"| {comm} | {np.asarray(first['nice'])[i]} | " + " | ".join(cells) + " |")
         out.append("")

@@ -357,7 +357,7 @@ def compare(trace, sim, tasks=None, workload=None):
     against the simulator's: comm, nice, then trace_ and sim_ columns of
     cpu_pct (CPU time over the trace's duration, or the run's), cpu_ms,
     mean_wait_ms (runnable time per switch) and latency_ms (mean wakeup
-    latency; NaN without wakeups).  `sim` is a simulator a TraceWorkload
+    latency; NaN without wakeups), the trace's busiest task first.  `sim` is a simulator a TraceWorkload
     spawned into (or pass that workload).  A DataFrame indexed by tid, or a
     dict of arrays without pandas."""
     if workload is None:
@@ -375,6 +375,11 @@ def compare(trace, sim, tasks=None, workload=None):
         rows = [t for t in rows if t.tid in keep]
     tt = {int(t): i for i, t in enumerate(trace.tasks["tid"].tolist())}
     tr_rows = trace.tasks[[tt[t.tid] for t in rows]]
+    # the tasks that used the CPU most first: a real trace holds dozens of
+    # kernel threads and bystanders beside the workload
+    order = np.argsort(-tr_rows["cpu_ns"], kind="stable")
+    rows = [rows[i] for i in order]
+    tr_rows = tr_rows[order]
     s = st[[by_pid[pids[t.tid]] for t in rows]]
 
     def mean(total, n):

@@ -88,7 +88,8 @@ def test_the_real_trace_replays_under_every_preset_with_all_its_cpu_demand(real,
     got = sum(sim.task(pids[real.tid(c)]).cpu_ns for c in FACTS["comms"])
     assert abs(got / want - 1) < 0.01
     table = tr.compare(real, sim)
-    assert [str(c) for c in col(table, "comm")] == FACTS["comms"]
+    assert sorted(str(c) for c in col(table, "comm")) == sorted(FACTS["comms"])
+    assert np.all(np.diff(col(table, "trace_cpu_ms")) <= 0)   # the busiest first
 
 
 @pytest.mark.skipif(EEVDF not in ps.presets(), reason=f"{EEVDF} is not a preset yet (the "
