@@ -41,7 +41,7 @@ except ModuleNotFoundError as _missing:
             f" {type(_error).__name__}: {_error}") from _error
 
 from . import (analysis, houston, interbench, measure, metrics, o1, o1_steady, programs,
-               stability, workloads)
+               stability, trace, workloads)
 from ._core import ConfigError, Error, InvariantError, PolicyError, StateError
 from .build import ABI_VERSION, PolicyBuildError, PolicyLibrary, build_policy, include_dir
 from ._records import EVENT_DTYPE, LATENCY_DTYPE
@@ -62,7 +62,7 @@ __all__ = [
     "register_policy", "examples", "testing", "plot", "PolicyBuildError", "build_policy",
     "include_dir", "PolicyLibrary", "ABI_VERSION",
     "Simulator", "TaskView", "Program", "programs", "interbench", "o1", "o1_steady", "houston",
-    "analysis", "measure", "metrics", "stability", "workloads", "presets", "policies", "policy_info",
+    "analysis", "measure", "metrics", "stability", "trace", "workloads", "presets", "policies", "policy_info",
     "formula", "preset_params",
     "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",

@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from . import _core, _display, build, frames
+from . import _core, _display, _ftrace, _perfetto, build, frames
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, PERIODIC_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
@@ -615,6 +615,26 @@ class Simulator:
         """counters() as a DataFrame indexed by counter (its name), one
         row per counter, its count in the column value."""
         return frames.counters(self)
+
+    # ---- the run as a trace (pysched/_ftrace.py, read back with pysched.trace.load;
+    # pysched/_perfetto.py) ----
+
+    def export_ftrace(self, path):
+        """Write the event log to `path` as the text of ``perf script`` on a
+        ``perf sched record`` capture: sched_switch, sched_wakeup,
+        sched_wakeup_new, sched_process_fork, sched_process_exit and
+        sched_migrate_task with the kernel's fields (gzip if `path` ends in
+        .gz).  Needs record="events" (or "series")."""
+        _ftrace.write(self, path)
+
+    def export_perfetto(self, path):
+        """Write the run to `path` as a Perfetto trace (protobuf) for
+        ui.perfetto.dev: a track per CPU with a slice per running task, a
+        process per task with its states (running, runnable, sleeping,
+        blocked), wakeup and fork flows, and counters of prio and, with
+        record="series", of the policy's headline fields and time_slice.
+        Needs record="events" (or "series")."""
+        _perfetto.write(self, path)
 
     def __repr__(self):
         return _display.simulator_repr(self)

@@ -443,6 +443,8 @@ NO_INT_ARGUMENT = {
     # interbench's fixed tasks and loads, and the matrix's printers (a table)
     "programs.audio", "programs.video", "programs.x", "programs.gaming", "programs.write",
     "programs.read", "interbench.report", "interbench.side_by_side",
+    # paths, traces and simulators: test_trace.py, test_replay.py
+    "Simulator.export_ftrace", "Simulator.export_perfetto", "trace.load", "trace.compare",
 }
 
 

@@ -534,38 +534,55 @@ static void schedule(const psModel *m, psData *d, int c) {
 
 /* ---- stepping ---- */
 
-/* Progress the running tasks' bursts up to t. */
-static void advance_to(const psModel *m, psData *d, int64_t t) {
-  for (int c = 0; c < m->ncpu; c++) {
-    psCpu *cpu = &d->cpu[c];
-    psTask *cur = &d->task[cpu->curr];
-    if (cur->is_idle) continue;
-    int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
-                                                               : cpu->overhead_until_ns;
-    if (t > from) {
-      int64_t done = t - from;
-      cur->burst_left_ns = done >= cur->burst_left_ns ? 0 : cur->burst_left_ns - done;
+/* CPU c's running task has computed up to t: its burst and the CPU's busy
+ * time are brought up to date.  It is due when its burst is done. */
+static void sync_cpu(psData *d, int c, int64_t t) {
+  psCpu *cpu = &d->cpu[c];
+  if (cpu->run_since_ns == t) return;
+  psTask *cur = &d->task[cpu->curr];
+  if (cur->is_idle) return;
+  int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
+                                                             : cpu->overhead_until_ns;
+  if (t > from) {
+    int64_t done = t - from;
+    if (done >= cur->burst_left_ns) {
+      cur->burst_left_ns = 0;
+      d->cpus_due |= 1ULL << c;
+    } else {
+      cur->burst_left_ns -= done;
     }
-    cpu->busy_ns += t - cpu->run_since_ns;
-    cpu->run_since_ns = t;
   }
+  cpu->busy_ns += t - cpu->run_since_ns;
+  cpu->run_since_ns = t;
+}
+
+/* The clock moves to t.  Only the CPUs whose burst ends by then are brought
+ * up to date now; the others when they settle, and all at the end of a run
+ * (their bursts' ends do not move meanwhile, and taking a stretch of
+ * computing in pieces sums to taking it at once). */
+static void advance_to(const psModel *m, psData *d, int64_t t) {
+  for (int c = 0; c < m->ncpu; c++)
+    if (d->cpu[c].burst_end_ns <= t) sync_cpu(d, c, t);
   d->now_ns = t;
 }
 
-static int64_t next_time(const psModel *m, psData *d) {
-  int64_t t = INT64_MAX;
+static void sync_all(const psModel *m, psData *d) {
+  for (int c = 0; c < m->ncpu; c++) sync_cpu(d, c, d->now_ns);
+}
+
+/* The next instant: the earliest tick, end of a burst or event; *tick is
+ * set to the earliest tick, so that an instant without one skips them. */
+static int64_t next_time(const psModel *m, psData *d, int64_t *tick) {
+  int64_t t = INT64_MAX, k = INT64_MAX;
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
-    if (cpu->next_tick_ns < t) t = cpu->next_tick_ns;
-    const psTask *cur = &d->task[cpu->curr];
-    if (!cur->is_idle) {
-      int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
-                                                                 : cpu->overhead_until_ns;
-      if (from + cur->burst_left_ns < t) t = from + cur->burst_left_ns;
-    }
+    if (cpu->next_tick_ns < k) k = cpu->next_tick_ns;
+    if (cpu->burst_end_ns < t) t = cpu->burst_end_ns;
   }
+  if (k < t) t = k;
   const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < t) t = e->time_ns;
+  *tick = k;
   return t;
 }
 
@@ -601,6 +618,38 @@ static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
   if (sampled) sample_series(m, d);
 }
 
+/* One CPU computing with nothing due but ticks: the policy applies as many
+ * of them as it can at once (hooks.tick_batch), and they are accounted as
+ * deliver_ticks would have one by one.  A tick at the instant an event or
+ * the end of the burst falls due may be among them: deliver_ticks runs
+ * before both at an instant.  No series sample may fall among them. */
+static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
+  psCpu *cpu = &d->cpu[0];
+  psTask *cur = &d->task[cpu->curr];
+  if (cur->is_idle || cpu->need_resched) return;
+  int64_t limit = cpu->burst_end_ns;
+  if (t_end < limit) limit = t_end;
+  const psEvt *e = psu_evq_top(&d->evq);
+  if (e && e->time_ns < limit) limit = e->time_ns;
+  if (limit - cpu->next_tick_ns < m->tick_ns) return;  /* not two ticks */
+  int64_t k = (limit - cpu->next_tick_ns) / m->tick_ns + 1;
+  if (m->rec_series) {
+    uint64_t every = (uint64_t)m->series_every;
+    int64_t room = (int64_t)(every - 1 - d->jiffies % every);
+    if (k > room) k = room;
+  }
+  if (k < 2) return;
+  int64_t n = m->hooks.tick_batch(m, d, 0, k);
+  if (n <= 0) return;
+  int64_t last = cpu->next_tick_ns + (n - 1) * m->tick_ns;
+  advance_to(m, d, last);
+  cpu->next_tick_ns = last + m->tick_ns;
+  d->jiffies += (uint64_t)n;
+  cpu->ticks += n;
+  cur->cpu_ticks += n;
+  cpu->busy_ticks += n;
+}
+
 static void deliver_event(const psModel *m, psData *d, psEvt e) {
   switch (e.cls) {
     case PS_EV_TIMER:
@@ -617,27 +666,37 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
   }
 }
 
-/* Process context: each CPU reschedules if asked and its task runs its
- * program, until every CPU is running a task with CPU work left or idles.
- * A wakeup may reschedule another CPU, so with several CPUs repeat until a
- * pass is quiet; one CPU is settled after one pass. */
+/* Process context of CPU c: it reschedules if asked and its task runs its
+ * program, until it runs a task with CPU work left or idles. */
+static void settle(const psModel *m, psData *d, int c) {
+  psCpu *cpu = &d->cpu[c];
+  sync_cpu(d, c, d->now_ns);
+  for (;;) {
+    if (cpu->need_resched) schedule(m, d, c);
+    psTask *cur = &d->task[cpu->curr];
+    if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
+    ps_run_program(m, d, cpu->curr);
+  }
+  const psTask *cur = &d->task[cpu->curr];
+  int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
+                                                             : cpu->overhead_until_ns;
+  cpu->burst_end_ns = cur->is_idle ? INT64_MAX : from + cur->burst_left_ns;
+}
+
+_Static_assert(PS_MAX_CPUS <= 64, "cpus_due holds one bit per CPU");
+
+/* Every due CPU settles, in passes in CPU order: a CPU that a wakeup makes
+ * due behind the pass waits for the next pass, one ahead of it is reached
+ * in this one -- as passes over every CPU until one is quiet would go, the
+ * CPUs not due having nothing to do. */
 static void resolve(const psModel *m, psData *d) {
-  const int repeat = m->ncpu > 1;
-  int busy = 1;
-  while (busy && !d->failed) {
-    busy = 0;
-    for (int c = 0; c < m->ncpu && !d->failed; c++) {
-      psCpu *cpu = &d->cpu[c];
-      for (;;) {
-        if (cpu->need_resched) {
-          schedule(m, d, c);
-          busy = repeat;
-        }
-        psTask *cur = &d->task[cpu->curr];
-        if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
-        ps_run_program(m, d, cpu->curr);
-        busy = repeat;
-      }
+  while (d->cpus_due && !d->failed) {
+    for (int c = -1;;) {
+      uint64_t ahead = c < 63 ? d->cpus_due & (~0ULL << (c + 1)) : 0;
+      if (!ahead || d->failed) break;
+      c = __builtin_ctzll(ahead);
+      settle(m, d, c);
+      d->cpus_due &= ~(1ULL << c);
     }
   }
 }
@@ -655,18 +714,23 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   d->failed = 0;
   d->trace_full = 0;
   /* anything left to do at the current instant (a spawn, a renice) first */
+  d->cpus_due = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;  /* PS_MAX_CPUS <= 64 */
   resolve(m, d);
   int64_t instants = 0;
   while (!d->failed) {
     /* a pause between two instants is invisible: resuming equals running on */
-    if (max_instants && instants++ == max_instants) return 1;
-    int64_t t = next_time(m, d);
+    if (max_instants && instants++ == max_instants) {
+      sync_all(m, d);
+      return 1;
+    }
+    if (m->ncpu == 1) batch_ticks(m, d, t_end);
+    int64_t tick, t = next_time(m, d, &tick);
     if (t > t_end) {
       advance_to(m, d, t_end);
       break;
     }
     advance_to(m, d, t);
-    deliver_ticks(m, d, t);
+    if (tick == t) deliver_ticks(m, d, t);
     for (const psEvt *top; (top = psu_evq_top(&d->evq)) && top->time_ns == t && !d->failed;) {
       psEvt e = *top;
       psu_evq_take(&d->evq);
@@ -680,6 +744,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     }
     if (d->trace_full) d->failed = 1;
   }
+  sync_all(m, d);
   if (d->failed) {
     snprintf(err, errlen, "%s", d->errmsg);
     return -1;

@@ -5,7 +5,10 @@
 
 static inline int32_t ps_index(const psData *d, const psTask *t) { return (int32_t)(t - d->task); }
 static inline psTask *ps_curr(const psData *d, int cpu) { return &d->task[d->cpu[cpu].curr]; }
-static inline void ps_resched_cpu(psData *d, int cpu) { d->cpu[cpu].need_resched = 1; }
+static inline void ps_resched_cpu(psData *d, int cpu) {
+  d->cpu[cpu].need_resched = 1;
+  d->cpus_due |= 1ULL << cpu;
+}
 
 /* Log one event when the event log is on. */
 void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,

@@ -20,6 +20,8 @@ static void default_put_prev(const psModel *m, psData *d, psTask *prev) {}
 
 static void default_tick(const psModel *m, psData *d, int cpu) {}
 
+static int64_t default_tick_batch(const psModel *m, psData *d, int cpu, int64_t k) { return 0; }
+
 static void default_yield(const psModel *m, psData *d, psTask *p) { ps_resched_cpu(d, p->cpu); }
 
 static void default_set_nice(const psModel *m, psData *d, psTask *p, int nice) {}
@@ -90,6 +92,7 @@ int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   DEFAULT(task_exit);
   DEFAULT(put_prev);
   DEFAULT(tick);
+  DEFAULT(tick_batch);
   DEFAULT(yield);
   DEFAULT(set_nice);
   DEFAULT(set_scheduler);

@@ -91,6 +91,7 @@ typedef struct psCpu {
   int64_t next_tick_ns;
   int64_t run_since_ns;     /* curr's burst is accounted up to here */
   int64_t overhead_until_ns;/* end of the current switch cost */
+  int64_t burst_end_ns;     /* when curr's burst ends (INT64_MAX idle); set where resolve settles the CPU */
   int64_t nr_switches;
   int64_t ticks, busy_ticks;
   int64_t busy_ns;
@@ -110,6 +111,10 @@ typedef struct psData {
   int64_t now_ns;
   uint64_t jiffies;
   psCpu *cpu;
+  /* CPUs whose process context resolve must look at (bit c: CPU c): set by
+   * ps_resched_cpu, by the end of a burst, and for every CPU when a run
+   * starts; the others have nothing to do at this instant */
+  uint64_t cpus_due;
   unsigned char *rq;        /* ncpu runqueues of policy->rq_size bytes */
   /* Task slots: the idle tasks 0..ncpu-1, then live tasks and free slots.
    * An exited task's slot is reaped when it leaves its CPU for the last

@@ -366,6 +366,15 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
         e->time_ns < now ||
         e->time_ns > now + PS_MAX_DURATION_NS + m->tick_ns)
       BAD("event %lld", (long long)k);
+    /* a periodic source's next firing is where its count puts it
+     * (source_schedule; start_ns is never before the instant it was added) */
+    if (e->cls == PS_EV_SOURCE && m->src[e->key].kind == PS_SRC_EVERY) {
+      const psSourceDef *s = &m->src[e->key];
+      int64_t fired = d->src[e->key].fired;
+      if (fired > (PS_MAX_TIME_NS - s->start_ns) / s->period_ns ||
+          e->time_ns != s->start_ns + fired * s->period_ns)
+        BAD("event %lld: source %d's next firing", (long long)k, e->key);
+    }
     /* written earliest first (psu_evq_sorted) */
     const psEvt *parent = &ev[(k - 1) / 2];
     if (k && (parent->time_ns > e->time_ns ||

@@ -91,15 +91,20 @@ static void update_run_avg_runable(const psModel *m, psData *d, psTask *p) {
   update_run_avg_sleeping(m, p, delta_time);
 }
 
-static void update_run_avg_running(const psModel *m, psData *d, psTask *p) {
+/* The running task's run_avg at the tick of jiffy `now`. */
+static void run_avg_at_tick(const psModel *m, psTask *p, uint32_t now) {
   const houston_const *c = HC(m);
-  uint32_t delta_time = o1_jiffies(d) - H(p)->run_avg_timestamp;
-  H(p)->run_avg_timestamp = o1_jiffies(d);
+  uint32_t delta_time = now - H(p)->run_avg_timestamp;
+  H(p)->run_avg_timestamp = now;
   int32_t run_avg = houston_decay_value(c, (int32_t)H(p)->run_avg, (int32_t)delta_time,
                                         c->run_avg_halflife);
   run_avg += c->run_avg_increment;
   if (run_avg > c->max_run_avg) run_avg = c->max_run_avg;
   H(p)->run_avg = (uint32_t)run_avg;
+}
+
+static void update_run_avg_running(const psModel *m, psData *d, psTask *p) {
+  run_avg_at_tick(m, p, o1_jiffies(d));
 }
 
 /* activate_task, bk4 with the patch's hunk: the sleep is measured from
@@ -238,6 +243,29 @@ static void tick_h(const psModel *m, psData *d, int cpu) {
 out:
   if (d->jiffies % (uint64_t)P(fairness_ticks) == 0) fairness_update(m, d, cpu);
   o1_rebalance_tick(m, d, cpu, 0);
+}
+
+/* k ticks of tick_h in one call, as many as leave a normal task in the
+ * active array with time to run and come before the next fairness_update:
+ * each updates prio_avg, sleep_avg and run_avg as tick_h does, at its own
+ * jiffy; the tick that ends the slice or runs fairness_update is left to
+ * tick_h.  One CPU only, where o1_rebalance_tick does nothing. */
+static int64_t tick_batch_h(const psModel *m, psData *d, int cpu, int64_t k) {
+  o1_runqueue *rq = o1_rq(m, d, cpu);
+  psTask *p = ps_curr(d, cpu);
+  if (m->ncpu > 1 || o1_rt_task(p) || o1_array(p) != rq->active) return 0;
+  uint64_t every = (uint64_t)P(fairness_ticks);
+  int64_t n = p->time_slice - 1;
+  if (n > k) n = k;
+  if (n > (int64_t)(every - 1 - d->jiffies % every)) n = (int64_t)(every - 1 - d->jiffies % every);
+  h_task *pt = H(p);
+  for (int64_t i = 1; i <= n; i++) {
+    rq->prio_avg = houston_update_prio_avg(HC(m), rq->prio_avg, p->prio);
+    if (pt->sched.sleep_avg) pt->sched.sleep_avg--;
+    run_avg_at_tick(m, p, (uint32_t)(d->jiffies + (uint64_t)i));
+  }
+  if (n > 0) p->time_slice -= (int)n;
+  return n > 0 ? n : 0;
 }
 
 /* copy_process (bk4) and wake_up_forked_process with the patch */
@@ -399,6 +427,7 @@ const psPolicy ps_policy_houston = {
         .task_spawn = task_spawn_h,
         .task_fork = task_fork_h,
         .tick = tick_h,
+        .tick_batch = tick_batch_h,
         .yield = yield_h,
     },
 };

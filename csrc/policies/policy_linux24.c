@@ -541,6 +541,22 @@ static void tick_linux24(const psModel *m, psData *d, int cpu) {
   }
 }
 
+/* k ticks of tick_linux24 in one call: those that leave the counter above
+ * zero, or, for SCHED_FIFO, which never asks to reschedule, all of them
+ * (its counter stops at 0). */
+static int64_t tick_batch_linux24(const psModel *m, psData *d, int cpu, int64_t k) {
+  psTask *p = ps_curr(d, cpu);
+  if (p->policy == PS_SCHED_FIFO) {
+    COUNTER(p) = COUNTER(p) > k ? COUNTER(p) - (int32_t)k : 0;
+    return k;
+  }
+  int64_t n = COUNTER(p) - 1;
+  if (n > k) n = k;
+  if (n <= 0) return 0;
+  COUNTER(p) -= (int32_t)n;
+  return n;
+}
+
 /* sys_sched_yield (§8): a no-op unless another task is pending; the yield
  * bit only for SCHED_OTHER; need_resched and the move to the tail for all.
  * The counter is not touched. */
@@ -761,6 +777,7 @@ const psPolicy ps_policy_linux24 = {
         .deactivate = deactivate_linux24,
         .pick_next = pick_next_linux24,
         .tick = tick_linux24,
+        .tick_batch = tick_batch_linux24,
         .yield = yield_linux24,
         .set_nice = set_nice_linux24,
         .set_scheduler = set_scheduler_linux24,

@@ -234,6 +234,22 @@ out:
   o1_rebalance_tick(m, d, cpu, 0);
 }
 
+/* k ticks of tick_o1 at once, as many as leave a normal task in the active
+ * array with time to run: each only decrements sleep_avg (to 0 at least)
+ * and time_slice; the tick that would end the slice is left to tick_o1.
+ * One CPU only, where o1_rebalance_tick does nothing. */
+static int64_t tick_batch_o1(const psModel *m, psData *d, int cpu, int64_t k) {
+  psTask *p = ps_curr(d, cpu);
+  if (m->ncpu > 1 || o1_rt_task(p) || o1_array(p) != o1_rq(m, d, cpu)->active) return 0;
+  int64_t n = p->time_slice - 1;
+  if (n > k) n = k;
+  if (n <= 0) return 0;
+  o1_task *pt = O1(p);
+  pt->sched.sleep_avg = pt->sched.sleep_avg > n ? pt->sched.sleep_avg - (uint32_t)n : 0;
+  p->time_slice -= (int)n;
+  return n;
+}
+
 /* copy_process's slice split and wake_up_forked_process (§5.6). */
 static void task_fork_o1(const psModel *m, psData *d, psTask *parent, psTask *p) {
   o1_task *pt = O1(p), *ppt = O1(parent);
@@ -357,6 +373,7 @@ const psPolicy ps_policy_o1 = {
         .task_spawn = task_spawn_o1,
         .task_fork = task_fork_o1,
         .tick = tick_o1,
+        .tick_batch = tick_batch_o1,
         .yield = yield_o1,
     },
 };

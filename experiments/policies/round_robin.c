@@ -145,6 +145,17 @@ static void tick_rr(const psModel *m, psData *d, int cpu) {
   ps_resched_cpu(d, cpu);
 }
 
+/* Optional: the engine offers k ticks with nothing else due; all but the
+ * one that ends the slice only count time_slice down, so take those at once. */
+static int64_t tick_batch_rr(const psModel *m, psData *d, int cpu, int64_t k) {
+  psTask *p = ps_curr(d, cpu);
+  int64_t n = p->time_slice - 1;
+  if (n > k) n = k;
+  if (n <= 0) return 0;
+  p->time_slice -= (int32_t)n;
+  return n;
+}
+
 /* sched_yield: to the tail, keeping what is left of the slice. */
 static void yield_rr(const psModel *m, psData *d, psTask *p) {
   dequeue(m, d, p);
@@ -262,6 +273,7 @@ const psPolicy rr_policy = {
         .deactivate = deactivate_rr,
         .pick_next = pick_next_rr,
         .tick = tick_rr,
+        .tick_batch = tick_batch_rr,
         .yield = yield_rr,
         .set_nice = set_nice_rr,
         .dump = dump_rr,

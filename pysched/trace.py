@@ -1,0 +1,644 @@
+"""Scheduler traces read back into per-task behaviour.
+
+``load(path)`` reads the text of ``perf script`` on a ``perf sched record``
+capture (``perf script --ns -F comm,pid,tid,cpu,time,event,trace``; gzip
+files too), of ``trace-cmd report`` / the kernel's trace file, or of
+``sim.export_ftrace``, one line at a time: what is kept is per-task
+aggregates and compact interval lists, never the text.  The events read are
+sched_switch, sched_waking / sched_wakeup, sched_wakeup_new,
+sched_process_fork, sched_process_exit, sched_migrate_task and
+sched_stat_runtime (pysched/_ftrace.py has their formats); other events are
+counted and skipped.
+
+What a task did, from them:
+
+- a *burst* runs from its switch-in to its switch-out on one CPU;
+- it *waits* (runnable, not running) from a wakeup, wakeup_new or a
+  preemption (prev_state R or R+) to its next switch-in;
+- it is *blocked* from a switch-out with another prev_state (S, D, I ...) to
+  its wakeup; the waker is the task current on the waking CPU when
+  sched_waking (or sched_wakeup) was emitted -- the line's own task, as
+  perf prints it; the idle task (pid 0) means no waker.  perf's text cannot
+  tell an interrupt from the task it interrupted, so a timer's wakeup shows
+  the task that happened to be running as its waker;
+- nice comes from prio (120 + nice for a normal task, 99 - rt_priority for
+  a real-time one), unless the file says it (sim.export_ftrace does, in its
+  ``# pysched task:`` lines, since the 2.5 schedulers' prio is dynamic).
+
+The trace starts at its first line and ends at its last: a task running on
+a CPU before that CPU's first switch ran from the start; a task whose first
+event is a wakeup was blocked from the start; whatever is still open at the
+end is closed there.
+"""
+import gzip
+import io
+import os
+import re
+from array import array
+from collections import Counter
+
+import numpy as np
+
+from .frames import _pandas
+
+__all__ = ["load", "compare", "Trace", "TraceFormatError"]
+
+
+class TraceFormatError(ValueError):
+    """A line of a trace file that is not what the format says: names the
+    file, the line number and what was expected there."""
+
+    def __init__(self, path, lineno, expected, text=None):
+        self.path, self.lineno, self.expected = path, lineno, expected
+        msg = f"{path}, line {lineno}: expected {expected}"
+        if text is not None:
+            shown = text if len(text) <= 160 else text[:157] + "..."
+            msg += f"; got {shown!r}"
+        super().__init__(msg)
+
+
+# ---------------------------------------------------------------- the text
+
+# perf script: "COMM PID/TID [CPU] SECS.FRACTION: EVENT: FIELDS" (comm
+# right-aligned to 16, which a comm with blanks in it may overflow)
+_PERF_LINE = re.compile(
+    r"\s*(.*?)\s+(-?\d+)(?:/(-?\d+))?\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+([\w:]+):\s?(.*)")
+# the kernel's trace file and trace-cmd report:
+# "COMM-PID [CPU] [FLAGS] SECS.FRACTION: EVENT: FIELDS"
+_FTRACE_LINE = re.compile(
+    r"\s*(.*)-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(\d+)\]\s+(?:[\w.]{4,5}\s+)?(\d+)\.(\d+):"
+    r"\s+(\w+):\s*(.*)")
+# trace-cmd report's first line
+_CPUS_LINE = re.compile(r"cpus=\d+").fullmatch
+LINE_FORMAT = "'COMM PID/TID [CPU] SECONDS.FRACTION: EVENT: FIELDS' (perf script) or " \
+              "'COMM-PID [CPU] SECONDS.FRACTION: EVENT: FIELDS' (trace-cmd report)"
+
+# the fields of each event: TP_printk's text (include/trace/events/sched.h;
+# success= before 4.x, vruntime= before 6.8, group_dead= from 6.16), then
+# the form libtraceevent's plugin_sched_switch.c prints, which trace-cmd
+# and older perf use
+_FIELDS = {
+    "sched_switch": (
+        re.compile(r"prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=(\S+) ==> "
+                   r"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)"),
+        re.compile(r"(.*):(-?\d+) \[(-?\d+)\] (\S+) ==> (.*):(-?\d+) \[(-?\d+)\]"),
+        "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d "
+        "next_prio=%d"),
+    "wakeup": (
+        re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+)(?: success=\d+)? target_cpu=(\d+)"),
+        re.compile(r"(.*):(-?\d+) \[(-?\d+)\](?: success=\d+)? CPU:(\d+)"),
+        "comm=%s pid=%d prio=%d target_cpu=%03d"),
+    "sched_process_fork": (
+        re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)"), None,
+        "comm=%s pid=%d child_comm=%s child_pid=%d"),
+    "sched_process_exit": (
+        re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+)(?: group_dead=(?:true|false))?"), None,
+        "comm=%s pid=%d prio=%d [group_dead=true|false]"),
+    "sched_migrate_task": (
+        re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+) orig_cpu=(\d+) dest_cpu=(\d+)"), None,
+        "comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d"),
+    "sched_stat_runtime": (
+        re.compile(r"comm=(.*) pid=(-?\d+) runtime=(\d+) \[ns\](?: vruntime=\d+ \[ns\])?"), None,
+        "comm=%s pid=%d runtime=%Lu [ns]"),
+}
+for _name in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
+    _FIELDS[_name] = _FIELDS["wakeup"]
+del _FIELDS["wakeup"]
+
+_META = re.compile(r"# pysched task: pid=(\d+) ppid=(\d+) nice=(-?\d+) policy=(\w+) "
+                   r"rt_priority=(\d+) cpus_allowed=(0x[0-9a-f]+) comm=(.*)")
+
+# task states while reading
+_NEW, _RUNNABLE, _RUNNING, _BLOCKED, _DEAD, _UNSEEN = range(6)
+
+# the waker column of a blocked interval: a task's pid, or
+NO_WAKER = -1       # woken by the idle task (an interrupt on an idle CPU) or
+                    # switched in with no wakeup seen
+NOT_WOKEN = -2      # still blocked when the trace ends
+
+# a blocked interval's prev_state, by its first letter; "?" blocked since
+# before the trace began
+BLOCK_STATES = "SDITtPWK?"
+
+
+def _open_text(path):
+    """The file as text, gunzipped if it is gzip (by its magic bytes)."""
+    raw = open(path, "rb")
+    if raw.peek(2)[:2] == b"\x1f\x8b":
+        raw = gzip.GzipFile(fileobj=raw, mode="rb")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+
+
+class _Task:
+    __slots__ = ("idx", "tid", "comm", "state", "since", "cpu", "prio", "ppid", "wake_t",
+                 "wake_row",
+                 "block_state", "start_ns", "exit_ns", "cpus", "forked", "cpu_ns", "wait_ns",
+                 "sleep_ns", "block_ns", "nvcsw", "nivcsw", "nr_wakeups", "lat_sum",
+                 "lat_max", "lat_count", "nr_migrations", "runtime_ns")
+
+    def __init__(self, idx, tid, comm, t):
+        self.idx, self.tid, self.comm = idx, tid, comm
+        self.state, self.since, self.cpu, self.prio, self.ppid = _UNSEEN, t, -1, -1, 0
+        self.wake_t, self.wake_row, self.block_state = -1, -1, 0
+        self.start_ns, self.exit_ns, self.cpus, self.forked = t, -1, 0, False
+        self.cpu_ns = self.wait_ns = self.sleep_ns = self.block_ns = 0
+        self.nvcsw = self.nivcsw = self.nr_wakeups = 0
+        self.lat_sum = self.lat_max = self.lat_count = self.nr_migrations = self.runtime_ns = 0
+
+
+def _cols(codes):
+    """Columns, compact: "i" for pids, CPUs and codes, "q" for times."""
+    return tuple(array(code) for code in codes)
+
+
+class _Reader:
+    """The state machine fed one event at a time."""
+
+    def __init__(self, path, intervals):
+        self.path = path
+        self.intervals = intervals
+        self.tasks = {}
+        self.order = []
+        self.start = self.now = None
+        self.cpu_curr = {}         # cpu -> the task current there
+        self.cpu_last = {}         # cpu -> the time of its last line
+        self.anomalies = Counter()
+        self.skipped = Counter()
+        self.edges = Counter()
+        self.meta = {}
+        self.export = self.end = None
+        self.bursts = _cols("iiqq")       # idx, cpu, start, end
+        self.waits = _cols("iqq")         # idx, start, end
+        self.blocks = _cols("iqqii")      # idx, start, end, state, waker
+        self.wakeups = _cols("qiiiq")     # time, waker, wakee, cpu, latency
+        self.forks = _cols("qii")         # time, parent, child
+        self.exits = _cols("qi")          # time, tid
+        self.migrations = _cols("qiii")   # time, tid, orig, dest
+
+    def task(self, tid, comm, rename=True):
+        t = self.tasks.get(tid)
+        if t is None:
+            # a task first seen now was in a state the trace does not say
+            # since the trace began
+            t = self.tasks[tid] = _Task(len(self.order), tid, comm, self.start)
+            self.order.append(t)
+        elif rename:
+            t.comm = comm
+        return t
+
+    def _burst(self, p, cpu, start, end):
+        p.cpu_ns += end - start
+        if self.intervals:
+            b = self.bursts
+            b[0].append(p.idx), b[1].append(cpu), b[2].append(start), b[3].append(end)
+
+    def _block_end(self, p, end, waker):
+        start = p.since
+        state = p.block_state if p.state == _BLOCKED else BLOCK_STATES.index("?")
+        if BLOCK_STATES[state] == "D":
+            p.block_ns += end - start
+        else:
+            p.sleep_ns += end - start
+        if self.intervals:
+            b = self.blocks
+            b[0].append(p.idx), b[1].append(start), b[2].append(end), b[3].append(state)
+            b[4].append(waker)
+
+    def _wait_end(self, p, end):
+        p.wait_ns += end - p.since
+        if self.intervals:
+            w = self.waits
+            w[0].append(p.idx), w[1].append(p.since), w[2].append(end)
+
+    def current(self, t, cpu, tid, comm):
+        """Every line is printed in the context of the task current on its
+        CPU: the first line of a CPU says who ran there since the trace
+        began, and a line whose task is not the one the switches left there
+        shows that a switch was lost (perf's per-CPU buffers start one
+        after another, and drop events when they overflow)."""
+        cur = self.cpu_curr.get(cpu)
+        # perf prints tid -1 for a thread it could not resolve: no news
+        if cur != tid and tid >= 0:
+            if cur is None:
+                self.cpu_curr[cpu] = tid
+                if tid:
+                    p = self.task(tid, comm, rename=False)
+                    if p.state == _BLOCKED:
+                        self.anomalies["a blocked task running with no wakeup"] += 1
+                        self._block_end(p, t, NO_WAKER)
+                        p.since = t
+                    # it ran from when it could (its switch-in was not
+                    # recorded, nor how long a wakeup waited for it)
+                    p.state, p.cpu = _RUNNING, cpu
+                    p.wake_t = p.wake_row = -1
+                    p.cpus |= 1 << cpu
+            else:
+                self.anomalies["a switch not in the trace (a lost event)"] += 1
+                last = self.cpu_last[cpu]
+                if cur:
+                    q = self.tasks[cur]
+                    if q.state == _RUNNING and q.cpu == cpu:
+                        self._burst(q, cpu, q.since, last)
+                        q.state, q.since = _UNSEEN, last
+                self.cpu_curr[cpu] = tid
+                if tid:
+                    self._switch_in(self.task(tid, comm, rename=False), t, cpu)
+        self.cpu_last[cpu] = t
+
+    def _switch_in(self, n, t, cpu):
+        n.cpus |= 1 << cpu
+        if n.state == _RUNNABLE:
+            self._wait_end(n, t)
+            if n.wake_t >= 0:
+                lat = t - n.wake_t
+                n.lat_sum += lat
+                n.lat_count += 1
+                if lat > n.lat_max:
+                    n.lat_max = lat
+                if n.wake_row >= 0:
+                    self.wakeups[4][n.wake_row] = lat
+                n.wake_t = n.wake_row = -1
+        elif n.state == _BLOCKED:
+            self.anomalies["a blocked task running with no wakeup"] += 1
+            self._block_end(n, t, NO_WAKER)
+        elif n.state == _NEW:
+            n.since = n.start_ns
+            self._wait_end(n, t)
+        elif n.state == _RUNNING:
+            self.anomalies["a task running on two CPUs"] += 1
+        elif n.state == _DEAD:
+            self.anomalies["a task running after it exited"] += 1
+        n.state, n.since, n.cpu = _RUNNING, t, cpu
+
+    def switch(self, t, cpu, prev_comm, prev_tid, prev_prio, prev_state, next_comm, next_tid,
+               next_prio):
+        if prev_tid:
+            p = self.task(prev_tid, prev_comm)
+            p.prio = prev_prio
+            if p.state == _RUNNING and p.cpu == cpu:
+                self._burst(p, cpu, p.since, t)
+            else:
+                self.anomalies["a switch from a task not running there"] += 1
+            letter = prev_state[0]
+            p.since, p.cpu = t, cpu
+            if letter == "R":
+                p.state = _RUNNABLE
+                p.nivcsw += 1
+            elif letter in "XZ":
+                p.state = _DEAD
+                p.nvcsw += 1
+                if p.exit_ns < 0:
+                    p.exit_ns = t
+            else:
+                p.state = _BLOCKED
+                p.nvcsw += 1
+                k = BLOCK_STATES.find(letter)
+                p.block_state = k if k >= 0 else BLOCK_STATES.index("S")
+        self.cpu_curr[cpu] = next_tid
+        if next_tid:
+            n = self.task(next_tid, next_comm)
+            n.prio = next_prio
+            self._switch_in(n, t, cpu)
+
+    def wakeup(self, t, cur_tid, comm, tid, prio, target_cpu):
+        p = self.task(tid, comm)
+        p.prio = prio
+        if p.state not in (_BLOCKED, _UNSEEN):
+            # runnable already (sched_wakeup after sched_waking), or a task
+            # woken before it left the CPU (try_to_wake_up on current)
+            return
+        waker = cur_tid if cur_tid > 0 else NO_WAKER
+        self._block_end(p, t, waker)
+        p.nr_wakeups += 1
+        if waker > 0:
+            self.edges[waker, tid] += 1
+        p.wake_t = t
+        if self.intervals:
+            w = self.wakeups
+            p.wake_row = len(w[0])
+            w[0].append(t), w[1].append(waker), w[2].append(tid), w[3].append(target_cpu)
+            w[4].append(-1)
+        p.state, p.since, p.cpu = _RUNNABLE, t, target_cpu
+        p.cpus |= 1 << target_cpu
+
+    def wakeup_new(self, t, comm, tid, prio, target_cpu):
+        p = self.task(tid, comm)
+        p.prio = prio
+        if p.state in (_NEW, _UNSEEN):
+            if not p.forked:
+                p.start_ns = t
+            p.state, p.since, p.cpu = _RUNNABLE, t, target_cpu
+            p.cpus |= 1 << target_cpu
+        else:
+            self.anomalies["sched_wakeup_new of a task seen before"] += 1
+
+    def fork(self, t, parent_comm, parent, child_comm, child):
+        self.task(parent, parent_comm)
+        if child in self.tasks:
+            self.anomalies["fork of a pid seen before"] += 1
+        c = self.task(child, child_comm)
+        c.state, c.since, c.ppid, c.start_ns, c.forked = _NEW, t, parent, t, True
+        f = self.forks
+        f[0].append(t), f[1].append(parent), f[2].append(child)
+
+    def exit(self, t, comm, tid, prio):
+        p = self.task(tid, comm)
+        p.prio = prio
+        p.exit_ns = t
+        e = self.exits
+        e[0].append(t), e[1].append(tid)
+
+    def migrate(self, t, comm, tid, prio, orig, dest):
+        p = self.task(tid, comm)
+        p.prio = prio
+        p.nr_migrations += 1
+        p.cpu = dest
+        if self.intervals:
+            m = self.migrations
+            m[0].append(t), m[1].append(tid), m[2].append(orig), m[3].append(dest)
+
+    def finish(self):
+        if self.end is not None and self.end > self.now:
+            self.now = self.end
+        end = self.now
+        for p in self.order:
+            if p.state == _RUNNING:
+                self._burst(p, p.cpu, p.since, end)
+            elif p.state == _RUNNABLE:
+                self._wait_end(p, end)
+            elif p.state == _BLOCKED:
+                self._block_end(p, end, NOT_WOKEN)
+            elif p.state == _NEW:
+                p.since = p.start_ns
+                self._wait_end(p, end)
+
+
+def _read(path, intervals):
+    """Stream the file through a _Reader; returns it."""
+    r = _Reader(path, intervals)
+    fields = _FIELDS
+    perf_line, ftrace_line = _PERF_LINE.fullmatch, _FTRACE_LINE.fullmatch
+    lineno = 0
+    try:
+        f = _open_text(path)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read the trace: {e.strerror}", str(path)) from None
+    with f:
+        text = ""
+        try:
+            for lineno, text in enumerate(f, 1):
+                if not text.endswith("\n"):
+                    raise TraceFormatError(path, lineno, "a newline at the end of the line "
+                                           "(the file is truncated)", text)
+                body = text.rstrip("\n").rstrip("\r")
+                if not body.strip():
+                    continue
+                if body.lstrip().startswith("#") or _CPUS_LINE(body):
+                    m = _META.fullmatch(body.strip())
+                    if m:
+                        r.meta[int(m[1])] = (int(m[2]), int(m[3]), m[4], int(m[5]), int(m[6], 16),
+                                             m[7])
+                    elif body.startswith("# pysched export:"):
+                        r.export = body[len("# pysched export:"):].strip()
+                        end = re.search(r"\bend_ns=(\d+)", r.export)
+                        r.end = int(end[1]) if end else None
+                    continue
+                m = perf_line(body)
+                if m:
+                    cur_tid = int(m[3] if m[3] is not None else m[2])
+                    cur_comm, cpu, secs, frac, event, rest = (m[1], int(m[4]), m[5], m[6], m[7],
+                                                              m[8])
+                else:
+                    m = ftrace_line(body)
+                    if not m:
+                        raise TraceFormatError(path, lineno, LINE_FORMAT, body)
+                    cur_comm, cur_tid, cpu, secs, frac, event, rest = (
+                        m[1], int(m[2]), int(m[3]), m[4], m[5], m[6], m[7])
+                if len(frac) > 9:
+                    raise TraceFormatError(path, lineno, "a time of at most 9 decimals "
+                                           "(nanoseconds)", body)
+                t = int(secs) * 1_000_000_000 + int(frac) * 10 ** (9 - len(frac))
+                if event.startswith("sched:"):
+                    event = event[6:]
+                spec = fields.get(event)
+                if spec is None:
+                    r.skipped[event] += 1
+                    continue
+                a = spec[0].fullmatch(rest)
+                if a is None and spec[1] is not None:
+                    a = spec[1].fullmatch(rest)
+                if a is None:
+                    raise TraceFormatError(path, lineno, f"{event}'s fields '{spec[2]}'", body)
+                if r.start is None:
+                    r.start = t
+                elif t < r.now:
+                    raise TraceFormatError(
+                        path, lineno, f"a time at or after the previous line's "
+                        f"{r.now // 10**9}.{r.now % 10**9:09d} (perf script orders events by "
+                        f"time)", body)
+                r.now = t
+                r.current(t, cpu, cur_tid, cur_comm)
+                if event == "sched_switch":
+                    r.switch(t, cpu, a[1], int(a[2]), int(a[3]), a[4], a[5], int(a[6]), int(a[7]))
+                elif event == "sched_waking" or event == "sched_wakeup":
+                    r.wakeup(t, cur_tid, a[1], int(a[2]), int(a[3]), int(a[4]))
+                elif event == "sched_wakeup_new":
+                    r.wakeup_new(t, a[1], int(a[2]), int(a[3]), int(a[4]))
+                elif event == "sched_process_fork":
+                    r.fork(t, a[1], int(a[2]), a[3], int(a[4]))
+                elif event == "sched_process_exit":
+                    r.exit(t, a[1], int(a[2]), int(a[3]))
+                elif event == "sched_migrate_task":
+                    r.migrate(t, a[1], int(a[2]), int(a[3]), int(a[4]), int(a[5]))
+                else:
+                    r.task(int(a[2]), a[1]).runtime_ns += int(a[3])
+        except EOFError:
+            raise TraceFormatError(path, lineno + 1, "the rest of the gzip stream "
+                                   "(the file is truncated)") from None
+        except (gzip.BadGzipFile, OSError) as e:
+            raise TraceFormatError(path, lineno + 1, f"a readable gzip stream ({e})") from None
+    if r.start is None:
+        raise TraceFormatError(path, lineno, "at least one scheduler event (sched_switch, "
+                               "sched_waking, sched_wakeup ...): the file has none")
+    r.finish()
+    return r
+
+
+# ---------------------------------------------------------------- the result
+
+TASK_DTYPE = np.dtype([
+    ("tid", np.int64), ("ppid", np.int64), ("comm", "U16"), ("prio", np.int64),
+    ("nice", np.int64), ("policy", "U6"), ("rt_priority", np.int64),
+    ("cpus_allowed", np.uint64), ("cpu_ns", np.int64), ("wait_ns", np.int64),
+    ("sleep_ns", np.int64), ("block_ns", np.int64), ("nvcsw", np.int64), ("nivcsw", np.int64),
+    ("nr_switches", np.int64), ("nr_wakeups", np.int64), ("lat_count", np.int64),
+    ("lat_sum_ns", np.int64), ("lat_max_ns", np.int64), ("nr_migrations", np.int64),
+    ("runtime_ns", np.int64), ("start_ns", np.int64), ("exit_ns", np.int64),
+    ("forked", np.bool_)])
+BURST_DTYPE = np.dtype([("tid", np.int64), ("cpu", np.int64), ("start_ns", np.int64),
+                        ("end_ns", np.int64)])
+WAIT_DTYPE = np.dtype([("tid", np.int64), ("start_ns", np.int64), ("end_ns", np.int64)])
+BLOCK_DTYPE = np.dtype([("tid", np.int64), ("start_ns", np.int64), ("end_ns", np.int64),
+                        ("state", "U1"), ("waker", np.int64)])
+_BLOCK_CODES_DTYPE = np.dtype([("tid", np.int64), ("start_ns", np.int64), ("end_ns", np.int64),
+                               ("state", np.int64), ("waker", np.int64)])
+WAKEUP_DTYPE = np.dtype([("time_ns", np.int64), ("waker", np.int64), ("wakee", np.int64),
+                         ("cpu", np.int64), ("latency_ns", np.int64)])
+FORK_DTYPE = np.dtype([("time_ns", np.int64), ("parent", np.int64), ("child", np.int64)])
+EXIT_DTYPE = np.dtype([("time_ns", np.int64), ("tid", np.int64)])
+MIGRATION_DTYPE = np.dtype([("time_ns", np.int64), ("tid", np.int64), ("orig_cpu", np.int64),
+                            ("dest_cpu", np.int64)])
+EDGE_DTYPE = np.dtype([("waker", np.int64), ("wakee", np.int64), ("count", np.int64)])
+
+
+_ITEM = {"i": np.intc, "q": np.int64}
+
+
+def _table(dtype, cols, order="start_ns"):
+    """The columns as a structured array sorted by `order` (stably), each
+    column freed once copied: a large trace's intervals are held once, not
+    twice."""
+    out = np.empty(len(cols[0]), dtype=dtype)
+    for name, col in zip(dtype.names, cols):
+        out[name] = np.frombuffer(col, dtype=_ITEM[col.typecode]) if len(col) else 0
+        del col[:]
+    if order is not None and len(out):
+        out = out[np.argsort(out[order], kind="stable")]
+    return out
+
+
+def _nice_of(prio):
+    """(nice, policy, rt_priority) from a prio as the kernel prints it:
+    0..99 real-time (99 - rt_priority), 100..139 normal (120 + nice)."""
+    if 0 <= prio < 100:
+        return 0, "fifo", 99 - prio
+    if 100 <= prio <= 139:
+        return prio - 120, "normal", 0
+    return 0, "normal", 0
+
+
+class Trace:
+    """What a trace file says each task did (see the module docstring).
+
+    tasks: one row per task (TASK_DTYPE), in the order first seen;
+    bursts, waits, blocks, wakeups, forks, exits, migrations: structured
+    arrays of the intervals and events, by time (None where
+    ``load(intervals=False)`` did not keep them); start_ns, end_ns: the
+    first and last line's time; cpus: the CPUs seen; anomalies: events that
+    contradict what came before (a lost event, a damaged capture), counted
+    by kind; skipped: the events not read, counted by name."""
+
+    def __init__(self, r):
+        self.path = os.fspath(r.path)
+        self.start_ns, self.end_ns = r.start, r.now
+        self.anomalies, self.skipped = dict(r.anomalies), dict(r.skipped)
+        self.export = r.export
+        rows = []
+        for p in r.order:
+            meta = r.meta.get(p.tid)
+            if meta is not None:
+                ppid, nice, policy, rt_priority, mask, _ = meta
+                ppid = p.ppid or ppid
+            else:
+                (nice, policy, rt_priority), mask, ppid = _nice_of(p.prio), p.cpus, p.ppid
+            rows.append((p.tid, ppid, p.comm, p.prio, nice, policy, rt_priority, mask, p.cpu_ns,
+                         p.wait_ns, p.sleep_ns, p.block_ns, p.nvcsw, p.nivcsw,
+                         p.nvcsw + p.nivcsw, p.nr_wakeups, p.lat_count, p.lat_sum, p.lat_max,
+                         p.nr_migrations, p.runtime_ns, p.start_ns, p.exit_ns, p.forked))
+        self.tasks = np.array(rows, dtype=TASK_DTYPE)
+        self.cpus = np.array(sorted(r.cpu_curr), dtype=np.int64)
+        tids = np.array([p.tid for p in r.order], dtype=np.int64)
+        self.forks = _table(FORK_DTYPE, r.forks, "time_ns")
+        self.exits = _table(EXIT_DTYPE, r.exits, "time_ns")
+        self.edges = np.array(sorted((k, w, n) for (k, w), n in r.edges.items()),
+                              dtype=EDGE_DTYPE)
+        self.intervals = r.intervals
+        if r.intervals:
+            self.bursts = _table(BURST_DTYPE, r.bursts)
+            self.waits = _table(WAIT_DTYPE, r.waits)
+            raw = _table(_BLOCK_CODES_DTYPE, r.blocks)
+            self.blocks = np.empty(len(raw), dtype=BLOCK_DTYPE)
+            for name in ("tid", "start_ns", "end_ns", "waker"):
+                self.blocks[name] = raw[name]
+            self.blocks["state"] = np.array(list(BLOCK_STATES))[raw["state"]]
+            for table in (self.bursts, self.waits, self.blocks):
+                table["tid"] = tids[table["tid"]]
+            self.wakeups = _table(WAKEUP_DTYPE, r.wakeups, "time_ns")
+            self.migrations = _table(MIGRATION_DTYPE, r.migrations, "time_ns")
+        else:
+            self.bursts = self.waits = self.blocks = self.wakeups = self.migrations = None
+
+    @property
+    def duration_ns(self):
+        return self.end_ns - self.start_ns
+
+    def tid(self, task):
+        """The tid of `task`: a tid, or a comm that one task has."""
+        if isinstance(task, str):
+            hits = self.tasks["tid"][self.tasks["comm"] == task]
+            if len(hits) != 1:
+                raise KeyError(f"{len(hits)} tasks have comm {task!r}" +
+                               (f" (tids {hits.tolist()}): name one by its tid" if len(hits) else
+                                f"; comms: {sorted(set(self.tasks['comm'].tolist()))}"))
+            return int(hits[0])
+        if task not in self.tasks["tid"]:
+            raise KeyError(f"no task with tid {task} in {self.path}")
+        return int(task)
+
+    def task(self, task):
+        """The row of `task` (a tid, or a comm that one task has)."""
+        return self.tasks[self.tasks["tid"] == self.tid(task)][0]
+
+    def frame(self):
+        """tasks as a pandas DataFrame indexed by tid, *_ns columns as *_s
+        (float seconds), exit_s NaN for a task that did not exit."""
+        pd = _pandas("Trace.frame()")
+        df = pd.DataFrame(self.tasks).set_index("tid")
+        for col in [c for c in df.columns if c.endswith("_ns")]:
+            s = df.pop(col).astype(float)
+            if col == "exit_ns":
+                s[s < 0] = np.nan
+            df[col[:-3] + "_s"] = s / 1e9
+        return df
+
+    def to_workload(self, cpus=None, tasks=None, wake_edges="auto", affinity=True,
+                    demand="recorded"):
+        """Programs that replay this trace under any preset: a
+        TraceWorkload (pysched/_replay.py says how each event becomes an
+        op).  cpus: the simulated CPUs (default: the trace's); tasks: tids,
+        comms or a function of a row of ``tasks`` (default: all);
+        wake_edges: "auto" (a wakeup after which the waker blocks or exits
+        at once, or one of a pair that mostly does so, becomes a channel
+        post; the others timed sleeps), "all" or "none";
+        affinity: pin each task to the CPUs it ran on; demand: "recorded"
+        (each activation's CPU) or "open" (a task that never blocked
+        computes without end: the simulated policy decides its share)."""
+        from . import _replay
+        return _replay.to_workload(self, cpus=cpus, tasks=tasks, wake_edges=wake_edges,
+                                   affinity=affinity, demand=demand)
+
+    def __repr__(self):
+        return (f"<Trace {os.path.basename(self.path)}: {len(self.tasks)} tasks, "
+                f"{self.duration_ns / 1e9:.3f} s, CPUs {self.cpus.tolist()}>")
+
+
+def load(path, *, intervals=True):
+    """Read a scheduler trace (see the module docstring) into a Trace.
+
+    intervals=False keeps only the per-task aggregates, the wake edges,
+    forks and exits: memory then follows the number of tasks, not the
+    length of the trace.  A line that is not in the format raises
+    TraceFormatError (a ValueError) naming the file, the line number and
+    what was expected."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"load needs a path, not {type(path).__name__}")
+    return Trace(_read(path, bool(intervals)))
+
+
+def compare(trace, sim, tasks=None, workload=None):
+    """Per replayed task, what the trace gave it against what the simulated
+    policy gave it in a replay (``trace.to_workload(...).run(preset)``):
+    CPU share, CPU time, mean wait and mean wakeup latency, trace_ and sim_
+    side by side (see pysched._replay.compare)."""
+    from . import _replay
+    return _replay.compare(trace, sim, tasks=tasks, workload=workload)

@@ -1,0 +1,83 @@
+"""Batched ticks: on one CPU, a stretch of ticks in which nothing else falls
+due may be applied at once by the policy (hooks.tick_batch).  The claim:
+a run that batches is, tick for tick, the run that does not.  Stepping one
+tick at a time never batches (a batch needs two ticks), so each run below
+is compared with itself stepped tick by tick."""
+import numpy as np
+import pytest
+
+import pysched as ps
+from pysched import Program
+
+PRESETS = [p for p in ps.presets() if not p.startswith("py-")]
+
+
+def hogs_and_sleepers(sim):
+    """Long CPU stretches (where batches happen), broken by sleepers, a
+    periodic device and a real-time task that runs now and then."""
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.spawn(ps.programs.cpu_hog(), name="hog+5", nice=5)
+    sim.spawn(ps.programs.cpu_hog(), name="hog-20", nice=-20)
+    sim.spawn(Program().loop().run(ms=ps.uniform(0.5, 3)).sleep(ms=ps.exponential(60)).end(),
+              name="sleeper")
+    sim.spawn(Program().loop().wait("dev").run(us=400).end(), name="driver")
+    sim.source("dev", every_ms=37)
+    sim.spawn(Program().loop().sleep(ms=90).run(ms=2).end(), name="rt", policy="fifo",
+              rt_priority=10)
+
+
+def build(preset, record, **kw):
+    sim = ps.Simulator(preset, seed=5, record=record, **kw)
+    hogs_and_sleepers(sim)
+    return sim
+
+
+def same(a, b):
+    return a.dtype == b.dtype and len(a) == len(b) and all(
+        np.array_equal(a[f], b[f]) for f in a.dtype.names)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_run_in_one_call_equals_the_run_stepped_tick_by_tick(preset):
+    ticks = 1500
+    whole = build(preset, "events")
+    whole.run(ticks=ticks)
+    stepped = build(preset, "events")
+    for _ in range(ticks):
+        stepped.step(ticks=1)
+    assert whole.now_ns == stepped.now_ns and whole.jiffies == stepped.jiffies == ticks
+    assert same(whole.stats(), stepped.stats())
+    assert whole.counters() == stepped.counters()
+    assert same(whole.events(), stepped.events())
+    assert same(whole.latencies(), stepped.latencies())
+
+
+@pytest.mark.parametrize("every", [1, 7, 250])
+def test_series_samples_fall_on_the_same_ticks_whether_ticks_are_batched_or_not(every):
+    ticks = 1200
+    whole = build("linux-2.5.65", "series", series_every=every)
+    whole.run(ticks=ticks)
+    stepped = build("linux-2.5.65", "series", series_every=every)
+    for _ in range(ticks):
+        stepped.step(ticks=1)
+    assert np.array_equal(whole.series_times(), stepped.series_times())
+    assert len(whole.series_times()) == ticks // every
+    for field in ["prio", "time_slice", "sleep_avg", "state"]:
+        assert np.array_equal(whole.series(field), stepped.series(field), equal_nan=True)
+
+
+def test_a_hog_alone_is_charged_every_tick_of_a_batched_stretch():
+    """2.5.65's nice-0 slice is 102 ticks: a lone hog runs 10 s of whole
+    slices, each mostly one batch, and is charged every tick of them; its
+    sleep_avg, set high at spawn, drains one unit per tick as the kernel's
+    scheduler_tick drains it."""
+    sim = ps.Simulator("linux-2.5.65", seed=0)
+    hog = sim.spawn(ps.programs.cpu_hog(), init={"sleep_avg": 700})
+    sim.run(seconds=10)
+    row = sim.stats()[0]
+    assert row["cpu_ticks"] == sim.jiffies == 10_000
+    assert sim.task(hog).sleep_avg == 0
+    sim2 = ps.Simulator("linux-2.5.65", seed=0)
+    hog2 = sim2.spawn(ps.programs.cpu_hog(), init={"sleep_avg": 700})
+    sim2.run(ticks=300)
+    assert sim2.task(hog2).sleep_avg == 400
