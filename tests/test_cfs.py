@@ -206,6 +206,16 @@ def test_the_tunables_scale_with_the_log_of_the_cpu_count(cpus, factor):
     assert ps.formula(CFS, "sysctl_factor", cpus, 0) == 1
 
 
+def test_a_latency_written_is_the_one_in_force_whatever_the_cpu_count():
+    """As debugfs's sched/latency_ns: a sleeper on 8 CPUs returns half the
+    written 10 ms before min_vruntime, not half of 10 ms x 4."""
+    sim = ps.Simulator(CFS, cpus=8, params={"sched_latency_ns": 10_000_000})
+    for _ in range(2):
+        sim.spawn(programs.cpu_hog(), cpus_allowed=[0])
+    s = sim.spawn(Program().loop().run(ms=5).sleep(ms=500).end(), cpus_allowed=[0])
+    assert [at - base for _, at, base in wakeups_of(sim, s, 1200)] == [-5_000_000] * 2
+
+
 def test_renice_changes_the_weight_and_the_shares():
     sim = ps.Simulator(CFS, record="events")
     sim.spawn(programs.cpu_hog())
@@ -260,9 +270,10 @@ def test_without_the_balancer_tasks_stay_where_they_were_put():
 # ---- inputs ----
 
 @pytest.mark.parametrize("name,value,allowed", [
-    ("normalized_sched_latency", 0, "100000..500000000"),
-    ("normalized_sched_min_granularity", 10**9, "100000..500000000"),
-    ("normalized_sched_wakeup_granularity", -1, "0..500000000"),
+    ("sched_latency_ns", 99_999, "100000..1000000000"),
+    ("sched_min_granularity_ns", 10**9 + 1, "0..1000000000"),
+    ("sched_min_granularity_ns", 5, "100000..1000000000"),
+    ("sched_wakeup_granularity_ns", -1, "0..1000000000"),
     ("sched_tunable_scaling", 3, "0..2"),
     ("gentle_fair_sleepers", 2, "0..1"),
 ])
@@ -283,7 +294,7 @@ def test_tunables_take_effect_between_steps():
     sim = ps.Simulator(CFS, record="events")
     for _ in range(2):
         sim.spawn(programs.cpu_hog())
-    sim.set_param("normalized_sched_latency", 12_000_000)
+    sim.set_param("sched_latency_ns", 12_000_000)
     sim.run(seconds=1)
     ev = sim.events()
     switches = ev["time_ns"][ev["kind"] == ps.EVENT_KINDS.index("switch")]

@@ -246,8 +246,9 @@ def test_the_scheduler_s_state_cannot_be_set_at_spawn(field):
 
 
 @pytest.mark.parametrize("name,value,allowed", [
-    ("normalized_sched_base_slice", 0, "1000..500000000"),
-    ("normalized_sched_base_slice", 10**9, "1000..500000000"),
+    ("sched_base_slice_ns", 999, "1000..1000000000"),
+    ("sched_base_slice_ns", 10**9 + 1, "0..1000000000"),
+    ("sched_base_slice_ns", -1, "0..1000000000"),
     ("sched_tunable_scaling", 3, "0..2"),
     ("run_to_parity", 2, "0..1"),
 ])
@@ -260,12 +261,22 @@ def test_bad_tunables_are_refused_with_their_range(name, value, allowed):
 def test_tunables_are_named_in_ns_and_settable_between_steps():
     sim = ps.Simulator("linux-6.12-eevdf")
     info = {p.name: p for p in ps.preset_params("linux-6.12-eevdf")}
-    assert info["normalized_sched_base_slice"].unit == "ns"
+    assert info["sched_base_slice_ns"].unit == "ns"
     pid = sim.spawn(programs.cpu_hog())
     sim.spawn(programs.cpu_hog())
-    sim.set_param("normalized_sched_base_slice", 3_000_000)
+    sim.set_param("sched_base_slice_ns", 3_000_000)
     sim.run(seconds=0.1)
     assert sim.task(pid).slice == 3_000_000
+
+
+def test_a_base_slice_written_is_the_one_in_force_whatever_the_cpu_count():
+    """As debugfs's sched/base_slice_ns: the value written, not scaled; 0
+    goes back to the default, 0.75 ms x factor."""
+    sim = ps.Simulator("linux-6.12-eevdf", cpus=8, params={"sched_base_slice_ns": 2_000_000})
+    assert sim.task(sim.spawn(programs.cpu_hog())).slice == 2_000_000
+    sim.set_param("sched_base_slice_ns", 0)
+    sim.run(seconds=0.01)
+    assert sim.task(sim.spawn(programs.cpu_hog())).slice == 3_000_000
 
 
 # ---- nice, SMP, other classes ----

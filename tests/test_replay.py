@@ -175,8 +175,11 @@ def test_a_run_replayed_from_its_own_trace_gives_each_task_its_cpu_again(preset,
     pids = w.pids(again)
     st = sim.stats()
     assert sorted(pids) == st["pid"].tolist()       # every task, the forked ones too
+    # on 2 CPUs, where the fair presets place wakeups on idle CPUs and pull
+    # by load, a replay may pair the hogs differently for a while: 8 %
+    tol = 0.05 if cpus == 1 else 0.08
     for pid, cpu in zip(st["pid"].tolist(), st["cpu_ns"].tolist()):
-        assert abs(again.task(pids[pid]).cpu_ns - cpu) <= max(0.05 * cpu, 1e6), pid
+        assert abs(again.task(pids[pid]).cpu_ns - cpu) <= max(tol * cpu, 1e6), pid
     # the request/reply pair and make's children are channels again
     names = {t.comm for t in w.tasks if any(op[0] == ps.program.WAIT for op in t.program.ops)}
     assert {"X", "xterm", "make"} <= names

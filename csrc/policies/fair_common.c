@@ -354,9 +354,9 @@ void fair_task_fork(const psModel *m, psData *d, psTask *parent, psTask *child) 
   fair_se_init(child);
   child->cpu = parent->cpu;
   child->time_slice = 0;
-  int cpu = fair_rt(child) ? fair_select_task_rq_rt(m, d, child)
-                           : fair_select_task_rq(m, d, child, parent, 0, 1);
-  fair_set_task_cpu(m, d, child, cpu);
+  /* wake_up_new_task's __set_task_cpu: a placement, not a migration */
+  child->cpu = fair_rt(child) ? fair_select_task_rq_rt(m, d, child)
+                              : fair_select_task_rq(m, d, child, parent, 0, 1);
   if (new_task(m, d, child, parent)) ps_resched_cpu(d, child->cpu);
 }
 

@@ -23,17 +23,18 @@
 #include "fair_common.h"
 
 #define CFS_PARAMS(X)                                                                             \
-  X(normalized_sched_latency, 6000000, 100000, 500000000, 0, "ns",                               \
-    "normalized_sysctl_sched_latency: the period every runnable task runs once in, before the "   \
-    "CPU-count factor (6 ms)")                                                                    \
-  X(normalized_sched_min_granularity, 750000, 100000, 500000000, 0, "ns",                        \
-    "normalized_sysctl_sched_min_granularity: the shortest slice, and the period per task past "  \
-    "sched_nr_latency tasks, before the factor (0.75 ms)")                                        \
-  X(normalized_sched_wakeup_granularity, 1000000, 0, 500000000, 0, "ns",                         \
-    "normalized_sysctl_sched_wakeup_granularity: a woken task preempts only if it is this far "   \
-    "(in the wakee's virtual time) behind the running one, before the factor (1 ms)")           \
+  X(sched_latency_ns, 0, 0, 1000000000, 0, "ns",                                                  \
+    "sysctl_sched_latency (debugfs sched/latency_ns): the period every runnable task runs once "   \
+    "in; 0: the default, 6 ms x factor (update_sysctl); else 0.1 ms .. 1 s as written")           \
+  X(sched_min_granularity_ns, 0, 0, 1000000000, 0, "ns",                                          \
+    "sysctl_sched_min_granularity (sched/min_granularity_ns): the shortest slice, and the period " \
+    "per task past sched_nr_latency tasks; 0: 0.75 ms x factor; else 0.1 ms .. 1 s")             \
+  X(sched_wakeup_granularity_ns, 0, 0, 1000000000, 0, "ns",                                       \
+    "sysctl_sched_wakeup_granularity (sched/wakeup_granularity_ns): a woken task preempts only "  \
+    "if it is this far behind, in its own virtual time; 0: 1 ms x factor (1 ns for none)")        \
   X(sched_tunable_scaling, 1, 0, 2, 0, "enum",                                                    \
-    "SCHED_TUNABLESCALING: 0 none, 1 log (x 1 + ilog2(min(ncpus, 8))), 2 linear (x min(ncpus, 8))") \
+    "SCHED_TUNABLESCALING, the factor of the defaults: 0 none, 1 log (x 1 + ilog2(min(ncpus, 8))), " \
+    "2 linear (x min(ncpus, 8))")                                                                 \
   X(gentle_fair_sleepers, 1, 0, 1, 0, "bool",                                                     \
     "GENTLE_FAIR_SLEEPERS: a sleeper is placed at min_vruntime - latency / 2 (0: - latency)")     \
   X(start_debit, 1, 0, 1, 0, "bool",                                                              \
@@ -55,9 +56,9 @@ enum {
 
 #define P(name) (m->param[CFS_##name])
 
-/* the sysctls of this machine: factor * normalized (update_sysctl), and
- * sched_nr_latency = DIV_ROUND_UP(latency, min_granularity) as
- * sched_update_scaling recomputes it */
+/* the sysctls in force (as written, or factor * the kernel's normalized
+ * default, configure_cfs), and sched_nr_latency = DIV_ROUND_UP(latency,
+ * min_granularity) as sched_update_scaling recomputes it */
 enum { D_LATENCY, D_MIN_GRAN, D_WAKEUP_GRAN, D_NR_LATENCY };
 #define SYSCTL(m, k) ((uint64_t)FD(m)->member[k])
 
@@ -334,13 +335,35 @@ static void attach(const psModel *m, psData *d, psTask *p) {
 
 /* ---- configuration, tables ---- */
 
+/* the kernel's defaults before scaling (normalized_sysctl_*, fair.c) */
+#define NORMALIZED_LATENCY 6000000
+#define NORMALIZED_MIN_GRAN 750000
+#define NORMALIZED_WAKEUP_GRAN 1000000
+
+/* A sysctl as written, or (0) its default for this machine. */
+static int sysctl_value(psModel *m, const char *name, int64_t set, int64_t normalized, int64_t min,
+                        int64_t *out, char *err, int errlen) {
+  if (set && set < min) {
+    snprintf(err, errlen, "%s=%lld is outside the allowed range %lld..1000000000 (ns; 0 for "
+             "the default)", name, (long long)set, (long long)min);
+    return -1;
+  }
+  /* update_sysctl: sysctl = factor * normalized (unsigned int) */
+  *out = set ? set : (int64_t)(uint32_t)(FD(m)->factor * normalized);
+  return 0;
+}
+
 static int configure_cfs(psModel *m, char *err, int errlen) {
   fair_derived *f = (fair_derived *)m->derived;
   f->factor = fair_sysctl_factor(m->ncpu, (int)P(sched_tunable_scaling));
-  /* update_sysctl: sysctl = factor * normalized (unsigned int) */
-  f->member[D_LATENCY] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_latency));
-  f->member[D_MIN_GRAN] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_min_granularity));
-  f->member[D_WAKEUP_GRAN] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_wakeup_granularity));
+  if (sysctl_value(m, "sched_latency_ns", P(sched_latency_ns), NORMALIZED_LATENCY, 100000,
+                   &f->member[D_LATENCY], err, errlen) ||
+      sysctl_value(m, "sched_min_granularity_ns", P(sched_min_granularity_ns), NORMALIZED_MIN_GRAN,
+                   100000, &f->member[D_MIN_GRAN], err, errlen) ||
+      sysctl_value(m, "sched_wakeup_granularity_ns", P(sched_wakeup_granularity_ns),
+                   NORMALIZED_WAKEUP_GRAN, 1, &f->member[D_WAKEUP_GRAN], err, errlen))
+    return -1;
+  /* sched_update_scaling: DIV_ROUND_UP(latency, min_granularity) */
   f->member[D_NR_LATENCY] = (f->member[D_LATENCY] + f->member[D_MIN_GRAN] - 1) / f->member[D_MIN_GRAN];
   fair_configure_common(m, CFS_sched_migration_cost);
   return 0;
@@ -402,9 +425,9 @@ static const psFieldInfo cfs_rq_fields[] = {
 #define DF(k, name, doc) {name, PS_F_I64, offsetof(fair_derived, k), doc, PS_AT_MODEL}
 static const psFieldInfo cfs_derived_fields[] = {
     DF(factor, "factor", "get_update_sysctl_factor(): 1 + ilog2(min(ncpus, 8)) under log scaling"),
-    DF(member[D_LATENCY], "sysctl_sched_latency", "factor * normalized_sched_latency, ns"),
-    DF(member[D_MIN_GRAN], "sysctl_sched_min_granularity", "factor * normalized, ns"),
-    DF(member[D_WAKEUP_GRAN], "sysctl_sched_wakeup_granularity", "factor * normalized, ns"),
+    DF(member[D_LATENCY], "sysctl_sched_latency", "the latency in force, ns"),
+    DF(member[D_MIN_GRAN], "sysctl_sched_min_granularity", "the minimum granularity in force, ns"),
+    DF(member[D_WAKEUP_GRAN], "sysctl_sched_wakeup_granularity", "the wakeup granularity in force, ns"),
     DF(member[D_NR_LATENCY], "sched_nr_latency", "DIV_ROUND_UP(latency, min_granularity)"),
     DF(rr_timeslice, "sched_rr_timeslice", "SCHED_RR slice, ticks (100 ms)"),
     DF(balance_min_interval, "balance_min_interval", "sd->min_interval, ms"),

@@ -27,11 +27,13 @@
 #include "fair_common.h"
 
 #define EEVDF_PARAMS(X)                                                                           \
-  X(normalized_sched_base_slice, 750000, 1000, 500000000, 0, "ns",                               \
-    "normalized_sysctl_sched_base_slice: the request r_i of a task without its own slice, "      \
-    "before the CPU-count factor (0.75 ms; 0.70 ms from 6.15)")                                   \
+  X(sched_base_slice_ns, 0, 0, 1000000000, 0, "ns",                                               \
+    "sysctl_sched_base_slice (debugfs sched/base_slice_ns): the request r_i of a task without "   \
+    "its own slice; 0: the default, 0.75 ms x factor (update_sysctl; 0.70 ms from 6.15); else "   \
+    "1 us .. 1 s as written")                                                                     \
   X(sched_tunable_scaling, 1, 0, 2, 0, "enum",                                                    \
-    "SCHED_TUNABLESCALING: 0 none, 1 log (x 1 + ilog2(min(ncpus, 8))), 2 linear (x min(ncpus, 8))") \
+    "SCHED_TUNABLESCALING, the factor of the default: 0 none, 1 log (x 1 + ilog2(min(ncpus, 8))), " \
+    "2 linear (x min(ncpus, 8))")                                                                 \
   X(place_lag, 1, 0, 1, 0, "bool",                                                                \
     "PLACE_LAG: an enqueued task keeps the lag it left with, scaled by (W + w_i) / W")            \
   X(place_deadline_initial, 1, 0, 1, 0, "bool",                                                   \
@@ -349,11 +351,20 @@ static void requeue_delayed(const psModel *m, psData *d, psTask *p) {
 
 enum { D_BASE_SLICE = 0 };
 
+/* normalized_sysctl_sched_base_slice (fair.c, 6.6 .. 6.14) */
+#define NORMALIZED_BASE_SLICE 750000
+
 static int configure_eevdf(psModel *m, char *err, int errlen) {
   fair_derived *f = (fair_derived *)m->derived;
   f->factor = fair_sysctl_factor(m->ncpu, (int)P(sched_tunable_scaling));
+  int64_t set = P(sched_base_slice_ns);
+  if (set && set < 1000) {
+    snprintf(err, errlen, "sched_base_slice_ns=%lld is outside the allowed range 1000..1000000000 "
+             "(ns; 0 for the default)", (long long)set);
+    return -1;
+  }
   /* update_sysctl: sysctl = factor * normalized (unsigned int) */
-  f->member[D_BASE_SLICE] = (int64_t)(uint32_t)(f->factor * P(normalized_sched_base_slice));
+  f->member[D_BASE_SLICE] = set ? set : (int64_t)(uint32_t)(f->factor * NORMALIZED_BASE_SLICE);
   fair_configure_common(m, EV_sched_migration_cost);
   return 0;
 }
@@ -448,7 +459,7 @@ static const psFieldInfo eevdf_rq_fields[] = {
 #define DF(k, name, doc) {name, PS_F_I64, offsetof(fair_derived, k), doc, PS_AT_MODEL}
 static const psFieldInfo eevdf_derived_fields[] = {
     DF(factor, "factor", "get_update_sysctl_factor(): 1 + ilog2(min(ncpus, 8)) under log scaling"),
-    DF(member[D_BASE_SLICE], "sysctl_sched_base_slice", "factor * normalized_sched_base_slice, ns"),
+    DF(member[D_BASE_SLICE], "sysctl_sched_base_slice", "the base slice in force, ns"),
     DF(rr_timeslice, "sched_rr_timeslice", "SCHED_RR slice, ticks (100 ms)"),
     DF(balance_min_interval, "balance_min_interval", "sd->min_interval, ms"),
 };
