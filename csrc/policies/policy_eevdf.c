@@ -89,7 +89,9 @@ static void set_vlag(const psModel *m, psData *d, int cpu, int32_t i, int64_t v)
   if (rq->curr == i) rq->protect = 0;
 }
 
-/* entity_lag: V - v_i clamped to calc_delta_fair(max(2 * slice, TICK_NSEC)) */
+/* entity_lag: V - v_i clamped to calc_delta_fair(max(2 * slice, TICK_NSEC)),
+ * the limit of 6.6 (update_entity_lag) and 6.12 (entity_lag, read in
+ * 6.12.y); later kernels changed the bound (workloads.md §4: SCHED_SLICE_MAX) */
 static int64_t entity_lag(const psModel *m, uint64_t avruntime, const fair_se *se) {
   int64_t vlag = vdiff(avruntime, se->vruntime);
   uint64_t r = 2 * se->slice > (uint64_t)m->tick_ns ? 2 * se->slice : (uint64_t)m->tick_ns;
