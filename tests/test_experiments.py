@@ -107,3 +107,13 @@ def test_the_readme_figures_of_the_interbench_matrix_are_its_defaults():
                 (bench, load, k)
     runs, wall = re.search(r"\((\d+) runs of 30 s in ([\d.]+) s", claim).groups()
     assert re.search(rf"{runs} runs of 30 s", out)
+
+
+def test_the_readme_tables_of_every_scheduler_side_by_side_are_what_the_experiment_prints():
+    out = run("all_schedulers.py", "--markdown")
+    section = README[README.index("### Every scheduler side by side"):
+                     README.index("### houston-2003: does the loop settle")]
+    tables = [line for line in out.splitlines() if line.startswith("|")]
+    assert len(tables) == 2 + 6 + 2 + 6
+    for line in tables:
+        assert line in section
