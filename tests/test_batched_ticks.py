@@ -1,6 +1,6 @@
-"""Batched ticks: on one CPU, a stretch of ticks in which nothing else falls
-due may be applied at once by the policy (hooks.tick_batch).  The claim:
-a run that batches is, tick for tick, the run that does not.  Stepping one
+"""Batched ticks: a stretch of ticks in which nothing else falls due on any
+CPU may be applied at once by the policy (hooks.tick_batch).  The claim: a
+run that batches is, tick for tick, the run that does not.  Stepping one
 tick at a time never batches (a batch needs two ticks), so each run below
 is compared with itself stepped tick by tick."""
 import numpy as np
@@ -37,12 +37,13 @@ def same(a, b):
         np.array_equal(a[f], b[f]) for f in a.dtype.names)
 
 
+@pytest.mark.parametrize("cpus, stagger", [(1, False), (2, False), (4, False), (2, True)])
 @pytest.mark.parametrize("preset", PRESETS)
-def test_a_run_in_one_call_equals_the_run_stepped_tick_by_tick(preset):
+def test_a_run_in_one_call_equals_the_run_stepped_tick_by_tick(preset, cpus, stagger):
     ticks = 1500
-    whole = build(preset, "events")
+    whole = build(preset, "events", cpus=cpus, stagger_ticks=stagger)
     whole.run(ticks=ticks)
-    stepped = build(preset, "events")
+    stepped = build(preset, "events", cpus=cpus, stagger_ticks=stagger)
     for _ in range(ticks):
         stepped.step(ticks=1)
     assert whole.now_ns == stepped.now_ns and whole.jiffies == stepped.jiffies == ticks
@@ -81,3 +82,22 @@ def test_a_hog_alone_is_charged_every_tick_of_a_batched_stretch():
     hog2 = sim2.spawn(ps.programs.cpu_hog(), init={"sleep_avg": 700})
     sim2.run(ticks=300)
     assert sim2.task(hog2).sleep_avg == 400
+
+
+@pytest.mark.parametrize("preset", ["linux-2.5.65", "houston-2003"])
+def test_hogs_on_every_cpu_are_balanced_at_the_same_ticks_when_batched(preset):
+    """Eight hogs put on CPU 0 of 4: the busy CPUs' balancing ticks fall
+    inside what would be batches, so a batch must stop short of them."""
+    def hogs():
+        sim = ps.Simulator(preset, cpus=4, seed=1, record="events")
+        for i in range(8):
+            sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}", nice=i % 3, cpu=0)
+        return sim
+    whole, stepped = hogs(), hogs()
+    whole.run(ticks=3000)
+    for _ in range(3000):
+        stepped.step(ticks=1)
+    migrations = whole.events()["kind"] == ps.EVENT_KINDS.index("migrate")
+    assert migrations.sum() >= 6                    # the balancer moved hogs off CPU 0
+    assert same(whole.events(), stepped.events())
+    assert same(whole.stats(), stepped.stats())

@@ -618,36 +618,46 @@ static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
   if (sampled) sample_series(m, d);
 }
 
-/* One CPU computing with nothing due but ticks: the policy applies as many
- * of them as it can at once (hooks.tick_batch), and they are accounted as
- * deliver_ticks would have one by one.  A tick at the instant an event or
- * the end of the burst falls due may be among them: deliver_ticks runs
- * before both at an instant.  No series sample may fall among them. */
+/* Every CPU computing, ticking together, with nothing due but ticks: the
+ * policy applies as many of them as it can at once on every CPU
+ * (hooks.tick_batch, asked for each CPU, then applied to all at the least
+ * count), and they are accounted as deliver_ticks would have one by one.
+ * A tick at the instant an event or the end of a burst falls due may be
+ * among them: deliver_ticks runs before both at an instant.  No series
+ * sample may fall among them. */
 static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
-  psCpu *cpu = &d->cpu[0];
-  psTask *cur = &d->task[cpu->curr];
-  if (cur->is_idle || cpu->need_resched) return;
-  int64_t limit = cpu->burst_end_ns;
-  if (t_end < limit) limit = t_end;
+  if (m->ncpu > 1 && m->stagger_ticks) return;
+  int64_t next = d->cpu[0].next_tick_ns, limit = t_end;
   const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < limit) limit = e->time_ns;
-  if (limit - cpu->next_tick_ns < m->tick_ns) return;  /* not two ticks */
-  int64_t k = (limit - cpu->next_tick_ns) / m->tick_ns + 1;
+  for (int c = 0; c < m->ncpu; c++) {
+    const psCpu *cpu = &d->cpu[c];
+    if (d->task[cpu->curr].is_idle || cpu->need_resched) return;
+    if (cpu->burst_end_ns < limit) limit = cpu->burst_end_ns;
+  }
+  if (limit - next < m->tick_ns) return;  /* not two ticks */
+  int64_t k = (limit - next) / m->tick_ns + 1;
   if (m->rec_series) {
     uint64_t every = (uint64_t)m->series_every;
     int64_t room = (int64_t)(every - 1 - d->jiffies % every);
     if (k > room) k = room;
   }
+  for (int c = 0; c < m->ncpu && k >= 2; c++) {
+    int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
+    if (n < k) k = n;
+  }
   if (k < 2) return;
-  int64_t n = m->hooks.tick_batch(m, d, 0, k);
-  if (n <= 0) return;
-  int64_t last = cpu->next_tick_ns + (n - 1) * m->tick_ns;
+  int64_t last = next + (k - 1) * m->tick_ns;
+  for (int c = 0; c < m->ncpu; c++) {
+    psCpu *cpu = &d->cpu[c];
+    m->hooks.tick_batch(m, d, c, k, 1);
+    cpu->next_tick_ns = last + m->tick_ns;
+    cpu->ticks += k;
+    cpu->busy_ticks += k;
+    d->task[cpu->curr].cpu_ticks += k;
+  }
+  d->jiffies += (uint64_t)k;
   advance_to(m, d, last);
-  cpu->next_tick_ns = last + m->tick_ns;
-  d->jiffies += (uint64_t)n;
-  cpu->ticks += n;
-  cur->cpu_ticks += n;
-  cpu->busy_ticks += n;
 }
 
 static void deliver_event(const psModel *m, psData *d, psEvt e) {
@@ -723,7 +733,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
       sync_all(m, d);
       return 1;
     }
-    if (m->ncpu == 1) batch_ticks(m, d, t_end);
+    batch_ticks(m, d, t_end);
     int64_t tick, t = next_time(m, d, &tick);
     if (t > t_end) {
       advance_to(m, d, t_end);

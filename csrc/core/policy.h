@@ -156,16 +156,18 @@ typedef struct psHooks {
    * Default: nothing. */
   void (*tick)(const psModel *m, psData *d, int cpu);
 
-  /* Batched ticks (optional): the next k ticks of `cpu`, whose current task
-   * is not idle, are all that happens on the machine before the engine
-   * calls again (no event, no end of burst, no sample falls among them; the
-   * engine uses it on one-CPU machines only).  Apply the first n <= k of
-   * them, where n is as many as the policy can apply at once with exactly
-   * the effect of n calls of tick: only its own counters change, nothing
-   * is logged, no CPU is rescheduled.  Returns n; the engine delivers the
-   * tick after them as usual.  d->jiffies and d->now_ns are those before
-   * the first of them.  Default: 0, every tick one by one. */
-  int64_t (*tick_batch)(const psModel *m, psData *d, int cpu, int64_t k);
+  /* Batched ticks (optional): the next k ticks of every CPU, each running
+   * a task, are all that happens on the machine before the engine calls
+   * again (no event, no end of burst, no sample falls among them; CPUs
+   * that tick together).  Returns n <= k, as many of them as the policy
+   * can apply to `cpu` at once with exactly the effect of n calls of tick:
+   * only its own counters change, nothing is logged, no CPU is
+   * rescheduled, no balancing falls among them.  With apply=0 it only
+   * says n; with apply=1 it applies the first k (k <= what it said).  The
+   * engine asks every CPU, then applies the least n to all, then delivers
+   * the next tick as usual.  d->jiffies and d->now_ns are those before the
+   * first of them.  Default: 0, every tick one by one. */
+  int64_t (*tick_batch)(const psModel *m, psData *d, int cpu, int64_t k, int apply);
 
   /* sched_yield by the running task p; the hook reschedules its CPU if the
    * policy calls schedule() (ps_resched_cpu).  Default: reschedule, and let

@@ -20,7 +20,9 @@ static void default_put_prev(const psModel *m, psData *d, psTask *prev) {}
 
 static void default_tick(const psModel *m, psData *d, int cpu) {}
 
-static int64_t default_tick_batch(const psModel *m, psData *d, int cpu, int64_t k) { return 0; }
+static int64_t default_tick_batch(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
+  return 0;
+}
 
 static void default_yield(const psModel *m, psData *d, psTask *p) { ps_resched_cpu(d, p->cpu); }
 

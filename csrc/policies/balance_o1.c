@@ -156,6 +156,12 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   rq->balance_gen = o1_rq(m, d, 0)->nr_running_gen;
 }
 
+int64_t o1_ticks_before_rebalance(const psModel *m, const psData *d) {
+  if (m->ncpu == 1) return INT64_MAX;
+  uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
+  return (int64_t)(busy - 1 - d->jiffies % busy);
+}
+
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {
   if (!waker || p->cpu == waker->cpu || !(p->cpus_allowed >> waker->cpu & 1)) return;
   ps_log(m, d, PS_EVT_MIGRATE, waker->cpu, p, p->cpu, p->prio, 1);

@@ -151,6 +151,9 @@ void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice);
 /* rebalance_tick(rq, idle) at the end of scheduler_tick (balance_o1.c);
  * nothing on one CPU, tested here because it runs every tick. */
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle);
+/* How many ticks after the current jiffy come before the next at which a
+ * busy CPU balances (INT64_MAX on one CPU): what tick_batch may take. */
+int64_t o1_ticks_before_rebalance(const psModel *m, const psData *d);
 
 /* A runqueue's length changed: the balancer's skip must look again. */
 static inline void o1_nr_running_changed(const psModel *m, psData *d) {

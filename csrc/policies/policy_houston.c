@@ -249,15 +249,17 @@ out:
  * active array with time to run and come before the next fairness_update:
  * each updates prio_avg, sleep_avg and run_avg as tick_h does, at its own
  * jiffy; the tick that ends the slice or runs fairness_update is left to
- * tick_h.  One CPU only, where o1_rebalance_tick does nothing. */
-static int64_t tick_batch_h(const psModel *m, psData *d, int cpu, int64_t k) {
+ * tick_h, and so is the tick that balances. */
+static int64_t tick_batch_h(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
   o1_runqueue *rq = o1_rq(m, d, cpu);
   psTask *p = ps_curr(d, cpu);
-  if (m->ncpu > 1 || o1_rt_task(p) || o1_array(p) != rq->active) return 0;
+  if (o1_rt_task(p) || o1_array(p) != rq->active) return 0;
   uint64_t every = (uint64_t)P(fairness_ticks);
-  int64_t n = p->time_slice - 1;
+  int64_t n = p->time_slice - 1, before = o1_ticks_before_rebalance(m, d);
   if (n > k) n = k;
   if (n > (int64_t)(every - 1 - d->jiffies % every)) n = (int64_t)(every - 1 - d->jiffies % every);
+  if (n > before) n = before;
+  if (!apply) return n > 0 ? n : 0;
   h_task *pt = H(p);
   for (int64_t i = 1; i <= n; i++) {
     rq->prio_avg = houston_update_prio_avg(HC(m), rq->prio_avg, p->prio);

@@ -543,17 +543,17 @@ static void tick_linux24(const psModel *m, psData *d, int cpu) {
 
 /* k ticks of tick_linux24 in one call: those that leave the counter above
  * zero, or, for SCHED_FIFO, which never asks to reschedule, all of them
- * (its counter stops at 0). */
-static int64_t tick_batch_linux24(const psModel *m, psData *d, int cpu, int64_t k) {
+ * (its counter stops at 0).  2.4 balances in schedule(), not at ticks. */
+static int64_t tick_batch_linux24(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
   psTask *p = ps_curr(d, cpu);
   if (p->policy == PS_SCHED_FIFO) {
-    COUNTER(p) = COUNTER(p) > k ? COUNTER(p) - (int32_t)k : 0;
+    if (apply) COUNTER(p) = COUNTER(p) > k ? COUNTER(p) - (int32_t)k : 0;
     return k;
   }
   int64_t n = COUNTER(p) - 1;
   if (n > k) n = k;
   if (n <= 0) return 0;
-  COUNTER(p) -= (int32_t)n;
+  if (apply) COUNTER(p) -= (int32_t)n;
   return n;
 }
 

@@ -235,18 +235,21 @@ out:
 }
 
 /* k ticks of tick_o1 at once, as many as leave a normal task in the active
- * array with time to run: each only decrements sleep_avg (to 0 at least)
- * and time_slice; the tick that would end the slice is left to tick_o1.
- * One CPU only, where o1_rebalance_tick does nothing. */
-static int64_t tick_batch_o1(const psModel *m, psData *d, int cpu, int64_t k) {
+ * array with time to run and come before the next balancing: each only
+ * decrements sleep_avg (to 0 at least) and time_slice; the tick that would
+ * end the slice or balance is left to tick_o1. */
+static int64_t tick_batch_o1(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
   psTask *p = ps_curr(d, cpu);
-  if (m->ncpu > 1 || o1_rt_task(p) || o1_array(p) != o1_rq(m, d, cpu)->active) return 0;
-  int64_t n = p->time_slice - 1;
+  if (o1_rt_task(p) || o1_array(p) != o1_rq(m, d, cpu)->active) return 0;
+  int64_t n = p->time_slice - 1, before = o1_ticks_before_rebalance(m, d);
   if (n > k) n = k;
+  if (n > before) n = before;
   if (n <= 0) return 0;
-  o1_task *pt = O1(p);
-  pt->sched.sleep_avg = pt->sched.sleep_avg > n ? pt->sched.sleep_avg - (uint32_t)n : 0;
-  p->time_slice -= (int)n;
+  if (apply) {
+    o1_task *pt = O1(p);
+    pt->sched.sleep_avg = pt->sched.sleep_avg > n ? pt->sched.sleep_avg - (uint32_t)n : 0;
+    p->time_slice -= (int)n;
+  }
   return n;
 }
 

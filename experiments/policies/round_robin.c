@@ -147,12 +147,12 @@ static void tick_rr(const psModel *m, psData *d, int cpu) {
 
 /* Optional: the engine offers k ticks with nothing else due; all but the
  * one that ends the slice only count time_slice down, so take those at once. */
-static int64_t tick_batch_rr(const psModel *m, psData *d, int cpu, int64_t k) {
+static int64_t tick_batch_rr(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
   psTask *p = ps_curr(d, cpu);
   int64_t n = p->time_slice - 1;
   if (n > k) n = k;
   if (n <= 0) return 0;
-  p->time_slice -= (int32_t)n;
+  if (apply) p->time_slice -= (int32_t)n;
   return n;
 }
 
