@@ -743,3 +743,12 @@ int fair_check(const psModel *m, const psData *d, char *err, int errlen) {
   }
   return 0;
 }
+
+int64_t fair_f_weight(const psModel *m, const int64_t *a) { return fair_nice_weight((int)a[0]); }
+int64_t fair_f_wmult(const psModel *m, const int64_t *a) { return sched_prio_to_wmult[a[0] + 20]; }
+int64_t fair_f_calc_delta_fair(const psModel *m, const int64_t *a) {
+  return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
+}
+int64_t fair_f_factor(const psModel *m, const int64_t *a) {
+  return fair_sysctl_factor((int)a[0], (int)a[1]);
+}

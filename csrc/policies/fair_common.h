@@ -173,6 +173,20 @@ uint64_t fair_calc_delta_fair(uint64_t delta, uint32_t weight);
  * 1 + ilog2(min(ncpus, 8)), LINEAR 2 -> min(ncpus, 8) */
 int fair_sysctl_factor(int ncpus, int scaling);
 
+/* The formulas both fair policies declare (ps.formula): the weight tables,
+ * __calc_delta and the sysctl factor, as the first rows of their tables. */
+int64_t fair_f_weight(const psModel *m, const int64_t *a);
+int64_t fair_f_wmult(const psModel *m, const int64_t *a);
+int64_t fair_f_calc_delta_fair(const psModel *m, const int64_t *a);
+int64_t fair_f_factor(const psModel *m, const int64_t *a);
+#define FAIR_COMMON_FORMULAS                                                                      \
+  {"weight", "nice", 1, {-20}, {19}, fair_f_weight, "sched_prio_to_weight[nice + 20]"},            \
+  {"wmult", "nice", 1, {-20}, {19}, fair_f_wmult, "sched_prio_to_wmult[nice + 20] = 2^32 / weight"}, \
+  {"calc_delta_fair", "delta_ns, nice", 2, {0, -20}, {1000000000000LL, 19}, fair_f_calc_delta_fair,  \
+   "delta * 1024 / weight in wmult fixed point (__calc_delta)"},                                   \
+  {"sysctl_factor", "ncpus, scaling", 2, {1, 0}, {4096, 2}, fair_f_factor,                         \
+   "get_update_sysctl_factor(): scaling 0 none, 1 log, 2 linear"}
+
 /* (s64)(a - b) comparisons of u64 virtual times */
 static inline int64_t vdiff(uint64_t a, uint64_t b) { return (int64_t)(a - b); }
 static inline uint64_t max_vruntime(uint64_t max, uint64_t v) { return vdiff(v, max) > 0 ? v : max; }

@@ -379,14 +379,6 @@ static int check_init_cfs(const psModel *m, const psTask *t, char *err, int errl
   return 0;
 }
 
-static int64_t f_weight(const psModel *m, const int64_t *a) { return fair_nice_weight((int)a[0]); }
-static int64_t f_wmult(const psModel *m, const int64_t *a) { return sched_prio_to_wmult[a[0] + 20]; }
-static int64_t f_calc_delta_fair(const psModel *m, const int64_t *a) {
-  return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
-}
-static int64_t f_factor(const psModel *m, const int64_t *a) {
-  return fair_sysctl_factor((int)a[0], (int)a[1]);
-}
 static int64_t f_sched_period(const psModel *m, const int64_t *a) {
   return (int64_t)sched_period(m, (uint64_t)a[0]);
 }
@@ -434,12 +426,7 @@ static const psFieldInfo cfs_derived_fields[] = {
 };
 
 static const psFormula cfs_formulas[] = {
-    {"weight", "nice", 1, {-20}, {19}, f_weight, "sched_prio_to_weight[nice + 20]"},
-    {"wmult", "nice", 1, {-20}, {19}, f_wmult, "sched_prio_to_wmult[nice + 20] = 2^32 / weight"},
-    {"calc_delta_fair", "delta_ns, nice", 2, {0, -20}, {1000000000000LL, 19}, f_calc_delta_fair,
-     "delta * 1024 / weight in wmult fixed point (__calc_delta)"},
-    {"sysctl_factor", "ncpus, scaling", 2, {1, 0}, {4096, 2}, f_factor,
-     "get_update_sysctl_factor(): scaling 0 none, 1 log, 2 linear"},
+    FAIR_COMMON_FORMULAS,
     {"sched_period", "nr_running", 1, {0}, {100000}, f_sched_period,
      "__sched_period: latency, or nr_running * min_granularity past sched_nr_latency (1 CPU)"},
     {"sched_slice", "nice, nr_running, load", 3, {-20, 1, 15}, {19, 100000, 10000000000LL},

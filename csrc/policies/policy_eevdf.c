@@ -417,14 +417,6 @@ static int64_t f_lag_limit(const psModel *m, const int64_t *a) {
 static int64_t f_vslice(const psModel *m, const int64_t *a) {
   return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
 }
-static int64_t f_calc_delta_fair(const psModel *m, const int64_t *a) {
-  return (int64_t)fair_calc_delta_fair((uint64_t)a[0], fair_nice_weight((int)a[1]));
-}
-static int64_t f_weight(const psModel *m, const int64_t *a) { return fair_nice_weight((int)a[0]); }
-static int64_t f_wmult(const psModel *m, const int64_t *a) { return sched_prio_to_wmult[a[0] + 20]; }
-static int64_t f_factor(const psModel *m, const int64_t *a) {
-  return fair_sysctl_factor((int)a[0], (int)a[1]);
-}
 
 static const psParamInfo eevdf_params[] = {EEVDF_PARAMS(PS_PARAM_ROW)};
 
@@ -467,16 +459,11 @@ static const psFieldInfo eevdf_derived_fields[] = {
 };
 
 static const psFormula eevdf_formulas[] = {
-    {"weight", "nice", 1, {-20}, {19}, f_weight, "sched_prio_to_weight[nice + 20]"},
-    {"wmult", "nice", 1, {-20}, {19}, f_wmult, "sched_prio_to_wmult[nice + 20] = 2^32 / weight"},
-    {"calc_delta_fair", "delta_ns, nice", 2, {0, -20}, {1000000000000LL, 19}, f_calc_delta_fair,
-     "delta * 1024 / weight in wmult fixed point (__calc_delta)"},
+    FAIR_COMMON_FORMULAS,
     {"vslice", "slice_ns, nice", 2, {0, -20}, {1000000000LL, 19}, f_vslice,
      "r_i / w_i: a request in virtual time, the distance from vruntime to deadline"},
     {"lag_limit", "slice_ns, nice", 2, {0, -20}, {1000000000LL, 19}, f_lag_limit,
      "update_entity_lag's clamp: calc_delta_fair(max(2 * slice, TICK_NSEC)) at this HZ"},
-    {"sysctl_factor", "ncpus, scaling", 2, {1, 0}, {4096, 2}, f_factor,
-     "get_update_sysctl_factor(): scaling 0 none, 1 log, 2 linear"},
 };
 
 static const char *const eevdf_headline[] = {"vruntime", "deadline", "vlag", NULL};
