@@ -630,6 +630,7 @@ static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
   int64_t next = d->cpu[0].next_tick_ns, limit = t_end;
   const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < limit) limit = e->time_ns;
+  if (limit - next < m->tick_ns) return;  /* not two ticks */
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
     if (d->task[cpu->curr].is_idle || cpu->need_resched) return;
@@ -642,15 +643,21 @@ static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
     int64_t room = (int64_t)(every - 1 - d->jiffies % every);
     if (k > room) k = room;
   }
-  for (int c = 0; c < m->ncpu && k >= 2; c++) {
-    int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
-    if (n < k) k = n;
-  }
   if (k < 2) return;
+  if (m->ncpu == 1) {
+    k = m->hooks.tick_batch(m, d, 0, k, 1);
+  } else {
+    for (int c = 0; c < m->ncpu && k >= 2; c++) {
+      int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
+      if (n < k) k = n;
+    }
+    if (k < 2) return;
+    for (int c = 0; c < m->ncpu; c++) m->hooks.tick_batch(m, d, c, k, 1);
+  }
+  if (k <= 0) return;
   int64_t last = next + (k - 1) * m->tick_ns;
   for (int c = 0; c < m->ncpu; c++) {
     psCpu *cpu = &d->cpu[c];
-    m->hooks.tick_batch(m, d, c, k, 1);
     cpu->next_tick_ns = last + m->tick_ns;
     cpu->ticks += k;
     cpu->busy_ticks += k;

@@ -163,9 +163,10 @@ typedef struct psHooks {
    * can apply to `cpu` at once with exactly the effect of n calls of tick:
    * only its own counters change, nothing is logged, no CPU is
    * rescheduled, no balancing falls among them.  With apply=0 it only
-   * says n; with apply=1 it applies the first k (k <= what it said).  The
-   * engine asks every CPU, then applies the least n to all, then delivers
-   * the next tick as usual.  d->jiffies and d->now_ns are those before the
+   * says n; with apply=1 it also applies those n.  On one CPU the engine
+   * applies at once; on several it asks every CPU, then applies the least
+   * n to all (each can take that many), then delivers the next tick as
+   * usual.  d->jiffies and d->now_ns are those before the
    * first of them.  Default: 0, every tick one by one. */
   int64_t (*tick_batch)(const psModel *m, psData *d, int cpu, int64_t k, int apply);
 
