@@ -24,15 +24,9 @@ SCHEDULERS = ("linux-2.4.20", "linux-2.5.64", "linux-2.5.65", "houston-2003",
               "linux-6.5-cfs", "linux-6.6-eevdf", "linux-6.12-eevdf")
 PAIRS = ((0, 1), (0, 5), (0, 10), (0, 19), (-5, 5), (-20, 19))
 
-# sched_prio_to_weight[] (kernel/sched/core.c), nice -20 .. 19
-WEIGHT = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
-          9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
-          1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
-          110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
-
-
 def weight_share(a, b):
-    wa, wb = WEIGHT[a + 20], WEIGHT[b + 20]
+    # sched_prio_to_weight[] (kernel/sched/core.c), as the fair presets carry it
+    wa, wb = (ps.formula("linux-6.6-eevdf", "weight", n) for n in (a, b))
     return wa / (wa + wb)
 
 

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+import pysched as ps
 from pysched import realkernel
 
 SETS = [(0, 1), (0, 5), (0, 10), (-5, 5), (0, 19), (-5, 0, 5)]
@@ -37,16 +38,10 @@ QUICK_SETS = [(0, 5), (-5, 0, 5)]
 DEFAULT_JSON = pathlib.Path(__file__).resolve().parent / "data" / "real_kernel_shares.json"
 WITHIN_POINTS = 3.0
 
-# kernel/sched/core.c, sched_prio_to_weight[40], nice -20 .. 19
-PRIO_TO_WEIGHT = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
-                  9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
-                  1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
-                  110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
-
-
 def weight_shares(nices):
     """CPU-bound tasks on one CPU under a fair scheduler: w_i / sum w."""
-    w = np.array([PRIO_TO_WEIGHT[n + 20] for n in nices], dtype=float)
+    # the kernel's sched_prio_to_weight[], as the fair presets carry it
+    w = np.array([ps.formula("linux-6.6-eevdf", "weight", n) for n in nices], dtype=float)
     return w / w.sum()
 
 
