@@ -53,12 +53,13 @@ def test_a_run_in_one_call_equals_the_run_stepped_tick_by_tick(preset, cpus, sta
     assert same(whole.latencies(), stepped.latencies())
 
 
+@pytest.mark.parametrize("cpus", [1, 3])
 @pytest.mark.parametrize("every", [1, 7, 250])
-def test_series_samples_fall_on_the_same_ticks_whether_ticks_are_batched_or_not(every):
+def test_series_samples_fall_on_the_same_ticks_whether_ticks_are_batched_or_not(every, cpus):
     ticks = 1200
-    whole = build("linux-2.5.65", "series", series_every=every)
+    whole = build("linux-2.5.65", "series", series_every=every, cpus=cpus)
     whole.run(ticks=ticks)
-    stepped = build("linux-2.5.65", "series", series_every=every)
+    stepped = build("linux-2.5.65", "series", series_every=every, cpus=cpus)
     for _ in range(ticks):
         stepped.step(ticks=1)
     assert np.array_equal(whole.series_times(), stepped.series_times())
@@ -101,3 +102,39 @@ def test_hogs_on_every_cpu_are_balanced_at_the_same_ticks_when_batched(preset):
     assert migrations.sum() >= 6                    # the balancer moved hogs off CPU 0
     assert same(whole.events(), stepped.events())
     assert same(whole.stats(), stepped.stats())
+
+
+O1_PRESETS = [p for p in PRESETS if p.startswith("linux-2.5")]
+
+
+@pytest.mark.parametrize("preset", O1_PRESETS)
+def test_busy_cpus_defer_their_ticks_while_sleepers_wake_elsewhere(preset):
+    """A hog and ten sleepers pinned to each of 4 CPUs: some sleeper wakes
+    at nearly every tick, so the CPUs never batch together; the 2.5 family
+    lets each busy CPU defer its own ticks (psPolicy.tick_batch_local) and
+    catch them up when a wakeup, a switch or its next tick comes.  A run in
+    chunks of a prime number of ticks, interleaved with reads from Python,
+    and the run stepped tick by tick are the same run."""
+    def build():
+        sim = ps.Simulator(preset, cpus=4, seed=9, record="events")
+        for c in range(4):
+            sim.spawn(ps.programs.cpu_hog(), name=f"hog{c}", cpu=c, cpus_allowed=[c])
+            for i in range(10):
+                sim.spawn(Program().loop().run(ms=1).sleep(ms=ps.uniform(20, 60)).end(),
+                          name=f"s{c}.{i}", cpu=c, cpus_allowed=[c])
+        sim.spawn(Program().loop().run(ms=ps.uniform(1, 30)).sleep(ms=ps.uniform(1, 30)).end(),
+                  name="roamer")
+        return sim
+    ticks = 2000
+    chunked, stepped = build(), build()
+    while chunked.jiffies < ticks:
+        n = min(97, ticks - chunked.jiffies)
+        chunked.run(ticks=n)
+        for _ in range(n):
+            stepped.step(ticks=1)
+        assert same(chunked.stats(), stepped.stats())   # time_slice, sleep_avg, ticks ...
+    wakeups = chunked.events()["kind"] == ps.EVENT_KINDS.index("wakeup")
+    assert wakeups.sum() >= ticks / 4
+    assert same(chunked.events(), stepped.events())
+    assert same(chunked.stats(), stepped.stats())
+    assert chunked.counters() == stepped.counters()

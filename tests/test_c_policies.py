@@ -137,6 +137,58 @@ def test_a_branch_runs_exactly_like_the_original(rr, how):
     assert sim.events().tobytes() == branch.events().tobytes()
 
 
+# A round robin whose wakeup reads what deferred ticks change (a woken
+# task preempts one that has used up half its slice, which goes to the
+# tail), and that counts the stretches of ticks it applies at once.
+WAKEUP_READS_THE_SLICE = [
+    ("  int64_t nr_rotations; /* slices that ended with the task moving to the tail */",
+     "  int64_t nr_rotations; /* slices that ended with the task moving to the tail */\n"
+     "  int64_t nr_batches;"),
+    ('    RF(nr_rotations, PS_F_I64, "slices that ended with the task moving to the tail"),',
+     '    RF(nr_rotations, PS_F_I64, "slices that ended with the task moving to the tail"),\n'
+     '    RF(nr_batches, PS_F_I64, "stretches of ticks applied at once"),'),
+    ("  enqueue_tail(m, d, p);\n  return cpu_idle(d, p->cpu);\n}\n\nstatic void deactivate_rr",
+     "  enqueue_tail(m, d, p);\n"
+     "  psTask *curr = ps_curr(d, p->cpu);\n"
+     "  if (curr->is_idle || 2 * curr->time_slice >= slice(m)) return curr->is_idle;\n"
+     "  dequeue(m, d, curr);\n"
+     "  enqueue_tail(m, d, curr);\n"
+     "  return 1;\n"
+     "}\n\nstatic void deactivate_rr"),
+    ("  if (apply) p->time_slice -= (int32_t)n;",
+     "  if (apply) {\n    p->time_slice -= (int32_t)n;\n    cpu_rq(m, d, cpu)->nr_batches++;\n  }"),
+]
+
+
+def test_deferred_ticks_are_applied_before_a_wakeup_on_their_cpu_reads_them(tmp_path):
+    """On 2 CPUs a hog on CPU 0 runs 100-tick slices while a task on CPU 1
+    wakes at every tick, so no stretch is free of events on both CPUs and
+    CPU 0 can only batch by deferring its ticks.  A sleeper on CPU 0 wakes
+    at odd times and preempts the hog when it has used half its slice:
+    the run in one call, which defers, equals the run stepped tick by tick,
+    which never does."""
+    ps.build_policy(policy_file(tmp_path, renamed("rr-peek"), *WAKEUP_READS_THE_SLICE,
+                                filename="rr_peek.c"))
+
+    def build():
+        sim = ps.Simulator("rr-peek", cpus=2, seed=2, record="events")
+        sim.spawn(ps.programs.cpu_hog(), name="hog", cpu=0, cpus_allowed=[0])
+        sim.spawn(ps.Program().loop().sleep(ms=ps.uniform(5, 80)).run(ms=0.2).end(),
+                  name="sleeper", cpu=0, cpus_allowed=[0])
+        sim.spawn(ps.Program().loop().run(us=300).sleep(ms=1).end(), name="ticker", cpu=1,
+                  cpus_allowed=[1])
+        return sim
+    whole, stepped = build(), build()
+    whole.run(ticks=3000)
+    for _ in range(3000):
+        stepped.step(ticks=1)
+    assert whole.runqueue(0)["nr_batches"] >= 20       # CPU 0 deferred its ticks
+    assert stepped.runqueue(0)["nr_batches"] == 0
+    assert whole.stats()[0]["nivcsw"] >= 10             # the sleeper preempted the hog
+    assert whole.events().tobytes() == stepped.events().tobytes()
+    assert np.array_equal(whole.stats(), stepped.stats())
+
+
 def run_on(blob, seconds):
     """In a worker: unpickle a simulator, run it on, return what it did."""
     sim = pickle.loads(blob)

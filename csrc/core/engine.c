@@ -293,6 +293,7 @@ void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
 
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync) {
   if (!(p->state & mask)) return 0;
+  ps_catch_up(m, d, p->cpu);
   acct(p, d->now_ns, PS_ACCT_WAIT);
   int preempt = m->hooks.wakeup(m, d, p, waker, sync);
   p->on_rq = 1;
@@ -500,7 +501,10 @@ static void schedule(const psModel *m, psData *d, int c) {
     /* its affinity changed while it ran: the migration thread moves it now */
     int dest = prev->migrate_to;
     prev->migrate_to = -1;
-    if (prev->exit_ns < 0) m->hooks.migrate(m, d, prev, dest);
+    if (prev->exit_ns < 0) {
+      ps_catch_up(m, d, dest);
+      m->hooks.migrate(m, d, prev, dest);
+    }
   }
   psTask *next = m->hooks.pick_next(m, d, c);
   cpu->need_resched = 0;
@@ -570,20 +574,25 @@ static void sync_all(const psModel *m, psData *d) {
   for (int c = 0; c < m->ncpu; c++) sync_cpu(d, c, d->now_ns);
 }
 
-/* The next instant: the earliest tick, end of a burst or event; *tick is
- * set to the earliest tick, so that an instant without one skips them. */
-static int64_t next_time(const psModel *m, psData *d, int64_t *tick) {
-  int64_t t = INT64_MAX, k = INT64_MAX;
+/* What falls due next on the CPUs: the earliest tick and the CPUs that
+ * take it, the earliest end of a burst and the CPUs whose burst ends then.
+ * One pass gathers all four, so that an instant on many CPUs visits only
+ * the CPUs it concerns. */
+typedef struct psDue {
+  int64_t tick, burst_end;
+  uint64_t ticking, ending;
+} psDue;
+
+static psDue next_due(const psModel *m, const psData *d) {
+  psDue u = {INT64_MAX, INT64_MAX, 0, 0};
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
-    if (cpu->next_tick_ns < k) k = cpu->next_tick_ns;
-    if (cpu->burst_end_ns < t) t = cpu->burst_end_ns;
+    if (cpu->next_tick_ns < u.tick) u.tick = cpu->next_tick_ns, u.ticking = 0;
+    if (cpu->next_tick_ns == u.tick) u.ticking |= 1ULL << c;
+    if (cpu->burst_end_ns < u.burst_end) u.burst_end = cpu->burst_end_ns, u.ending = 0;
+    if (cpu->burst_end_ns == u.burst_end) u.ending |= 1ULL << c;
   }
-  if (k < t) t = k;
-  const psEvt *e = psu_evq_top(&d->evq);
-  if (e && e->time_ns < t) t = e->time_ns;
-  *tick = k;
-  return t;
+  return u;
 }
 
 static void sample_series(const psModel *m, psData *d) {
@@ -597,16 +606,21 @@ static void sample_series(const psModel *m, psData *d) {
   }
 }
 
-static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
+/* The ticks at t of the CPUs in `ticking`, in CPU order. */
+__attribute__((always_inline)) static inline void deliver_ticks(const psModel *m, psData *d, int64_t t,
+                                                          uint64_t ticking) {
   int sampled = 0;
-  for (int c = 0; c < m->ncpu; c++) {
+  /* CPU 0's tick, given or deferred, is the jiffy */
+  if (t == ps_jiffy_time(m, d->jiffies + 1)) {
+    d->jiffies++;
+    sampled = m->rec_series && d->jiffies % (uint64_t)m->series_every == 0;
+  }
+  for (; ticking; ticking &= ticking - 1) {
+    int c = __builtin_ctzll(ticking);
     psCpu *cpu = &d->cpu[c];
-    if (cpu->next_tick_ns != t) continue;
+    ps_catch_up(m, d, c);  /* the window before this tick */
     cpu->next_tick_ns += m->tick_ns;
-    if (c == 0) {
-      d->jiffies++;
-      sampled = m->rec_series && d->jiffies % (uint64_t)m->series_every == 0;
-    }
+    d->cpus_fresh |= 1ULL << c;
     cpu->ticks++;
     psTask *cur = &d->task[cpu->curr];
     if (!cur->is_idle) {
@@ -618,6 +632,18 @@ static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
   if (sampled) sample_series(m, d);
 }
 
+/* The ticks from `next` (the next one) to `limit` that may pass at once:
+ * none at or after the next series sample. */
+static int64_t ticks_until(const psModel *m, const psData *d, int64_t next, int64_t limit) {
+  int64_t k = (limit - next) / m->tick_ns + 1;
+  if (m->rec_series) {
+    uint64_t every = (uint64_t)m->series_every;
+    int64_t room = (int64_t)(every - 1 - d->jiffies % every);
+    if (k > room) k = room;
+  }
+  return k;
+}
+
 /* Every CPU computing, ticking together, with nothing due but ticks: the
  * policy applies as many of them as it can at once on every CPU
  * (hooks.tick_batch, asked for each CPU, then applied to all at the least
@@ -626,7 +652,7 @@ static void deliver_ticks(const psModel *m, psData *d, int64_t t) {
  * among them: deliver_ticks runs before both at an instant.  No series
  * sample may fall among them. */
 static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
-  if (m->ncpu > 1 && m->stagger_ticks) return;
+  if ((m->ncpu > 1 && m->stagger_ticks) || d->cpus_deferred) return;
   int64_t next = d->cpu[0].next_tick_ns, limit = t_end;
   const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < limit) limit = e->time_ns;
@@ -637,12 +663,7 @@ static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
     if (cpu->burst_end_ns < limit) limit = cpu->burst_end_ns;
   }
   if (limit - next < m->tick_ns) return;  /* not two ticks */
-  int64_t k = (limit - next) / m->tick_ns + 1;
-  if (m->rec_series) {
-    uint64_t every = (uint64_t)m->series_every;
-    int64_t room = (int64_t)(every - 1 - d->jiffies % every);
-    if (k > room) k = room;
-  }
+  int64_t k = ticks_until(m, d, next, limit);
   if (k < 2) return;
   if (m->ncpu == 1) {
     k = m->hooks.tick_batch(m, d, 0, k, 1);
@@ -667,6 +688,75 @@ static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
   advance_to(m, d, last);
 }
 
+/* Deferred ticks.  Where every CPU must be free of events for batch_ticks,
+ * on many CPUs some CPU nearly always has one (640 sleepers on 64 CPUs wake
+ * at almost every tick), and each busy CPU went on ticking one by one.  A
+ * policy whose tick_batch windows only its own CPU's hooks can see
+ * (psPolicy.tick_batch_local) lets a busy CPU instead skip its next n
+ * ticks when an instant ends (n from tick_batch, apply=0, before any
+ * series sample and the end of the run); the first hook to act on the CPU
+ * after some of them have fallen due -- its tick after the window, its
+ * process context, a wakeup onto it, a migration to it, the end of the
+ * run -- applies those (ps_catch_up) with the clock of the instant that
+ * asked, so the policy sees what tick_batch on one CPU sees.  Ticks at an
+ * instant come before its events, so a tick at the instant of the hook
+ * is among them.  CPU 0's deferred ticks are the jiffies: jiffies counts
+ * them from the clock at each instant. */
+static int can_defer(const psModel *m) {
+  return m->policy->tick_batch_local && m->ncpu > 1 && !m->stagger_ticks;
+}
+
+static void defer_ticks(const psModel *m, psData *d, int64_t t_end) {
+  uint64_t fresh = d->cpus_fresh;
+  d->cpus_fresh = 0;
+  for (; fresh; fresh &= fresh - 1) {
+    int c = __builtin_ctzll(fresh);
+    psCpu *cpu = &d->cpu[c];
+    int64_t next = cpu->next_tick_ns;
+    if (d->task[cpu->curr].is_idle || cpu->need_resched || next > t_end) continue;
+    int64_t k = ticks_until(m, d, next, t_end);
+    if (k < 2) continue;
+    int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
+    if (n < 2) continue;  /* one tick deferred saves nothing */
+    cpu->defer_n = n;
+    cpu->defer_from_ns = next;
+    cpu->defer_asked_ns = d->now_ns;
+    cpu->next_tick_ns = next + n * m->tick_ns;
+    d->cpus_deferred |= 1ULL << c;
+  }
+}
+
+void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
+  psCpu *cpu = &d->cpu[c];
+  int64_t now = d->now_ns;
+  int64_t k = now < cpu->defer_from_ns ? 0 : (now - cpu->defer_from_ns) / m->tick_ns + 1;
+  if (k > cpu->defer_n) k = cpu->defer_n;
+  d->cpus_deferred &= ~(1ULL << c);
+  cpu->defer_n = 0;
+  cpu->next_tick_ns = cpu->defer_from_ns + k * m->tick_ns;
+  if (!k) return;
+  uint64_t jiffies = d->jiffies;
+  d->now_ns = cpu->defer_asked_ns;
+  d->jiffies = (uint64_t)(cpu->defer_asked_ns / m->tick_ns);
+  int64_t n = m->hooks.tick_batch(m, d, c, k, 1);
+  d->now_ns = now;
+  d->jiffies = jiffies;
+  if (n != k) {
+    ps_fail(d, "policy %s applied %lld of %lld deferred ticks on cpu %d", m->policy->name,
+            (long long)n, (long long)k, c);
+    return;
+  }
+  cpu->ticks += k;
+  cpu->busy_ticks += k;
+  d->task[cpu->curr].cpu_ticks += k;
+}
+
+/* At a pause: every tick up to now has fallen due. */
+static void catch_up_all(const psModel *m, psData *d) {
+  if (d->cpus_deferred & 1) d->jiffies = (uint64_t)(d->now_ns / m->tick_ns);
+  while (d->cpus_deferred) ps_catch_up_ticks(m, d, __builtin_ctzll(d->cpus_deferred));
+}
+
 static void deliver_event(const psModel *m, psData *d, psEvt e) {
   switch (e.cls) {
     case PS_EV_TIMER:
@@ -687,6 +777,8 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
  * program, until it runs a task with CPU work left or idles. */
 static void settle(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
+  ps_catch_up(m, d, c);
+  d->cpus_fresh |= 1ULL << c;
   sync_cpu(d, c, d->now_ns);
   for (;;) {
     if (cpu->need_resched) schedule(m, d, c);
@@ -733,21 +825,35 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   /* anything left to do at the current instant (a spawn, a renice) first */
   d->cpus_due = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;  /* PS_MAX_CPUS <= 64 */
   resolve(m, d);
+  int defer = can_defer(m);
   int64_t instants = 0;
   while (!d->failed) {
+    if (defer) defer_ticks(m, d, t_end);
     /* a pause between two instants is invisible: resuming equals running on */
     if (max_instants && instants++ == max_instants) {
+      catch_up_all(m, d);
       sync_all(m, d);
       return 1;
     }
     batch_ticks(m, d, t_end);
-    int64_t tick, t = next_time(m, d, &tick);
+    psDue u = next_due(m, d);
+    int64_t t = u.tick < u.burst_end ? u.tick : u.burst_end;
+    const psEvt *e = psu_evq_top(&d->evq);
+    if (e && e->time_ns < t) t = e->time_ns;
     if (t > t_end) {
       advance_to(m, d, t_end);
       break;
     }
-    advance_to(m, d, t);
-    if (tick == t) deliver_ticks(m, d, t);
+    /* advance_to(m, d, t), knowing which bursts end by t */
+    for (uint64_t b = u.burst_end == t ? u.ending : 0; b; b &= b - 1)
+      sync_cpu(d, __builtin_ctzll(b), t);
+    d->now_ns = t;
+    if (d->cpus_deferred & 1) {
+      /* CPU 0's ticks before t were jiffies; one at t is delivered now */
+      d->jiffies = (uint64_t)((t - 1) / m->tick_ns);
+      if (t % m->tick_ns == 0 && u.tick != t) deliver_ticks(m, d, t, 0);
+    }
+    if (u.tick == t) deliver_ticks(m, d, t, u.ticking);
     for (const psEvt *top; (top = psu_evq_top(&d->evq)) && top->time_ns == t && !d->failed;) {
       psEvt e = *top;
       psu_evq_take(&d->evq);
@@ -761,6 +867,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     }
     if (d->trace_full) d->failed = 1;
   }
+  catch_up_all(m, d);
   sync_all(m, d);
   if (d->failed) {
     snprintf(err, errlen, "%s", d->errmsg);

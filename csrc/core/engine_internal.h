@@ -10,6 +10,13 @@ static inline void ps_resched_cpu(psData *d, int cpu) {
   d->cpus_due |= 1ULL << cpu;
 }
 
+/* Before a hook acts on CPU c: its deferred ticks that have fallen due
+ * are applied (engine.c, defer_ticks). */
+void ps_catch_up_ticks(const psModel *m, psData *d, int c);
+static inline void ps_catch_up(const psModel *m, psData *d, int c) {
+  if (d->cpus_deferred >> c & 1) ps_catch_up_ticks(m, d, c);
+}
+
 /* Log one event when the event log is on. */
 void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,
                   int prio, int64_t value);

@@ -167,7 +167,12 @@ typedef struct psHooks {
    * applies at once; on several it asks every CPU, then applies the least
    * n to all (each can take that many), then delivers the next tick as
    * usual.  d->jiffies and d->now_ns are those before the
-   * first of them.  Default: 0, every tick one by one. */
+   * first of them.  Default: 0, every tick one by one.
+   * A policy that sets psPolicy.tick_batch_local is also asked for one
+   * CPU alone while others have events due: the engine defers that CPU's
+   * next n ticks, and applies those that have fallen due (apply=1, with
+   * k <= n and the clock of the instant it asked) before the next hook
+   * that acts on that CPU. */
   int64_t (*tick_batch)(const psModel *m, psData *d, int cpu, int64_t k, int apply);
 
   /* sched_yield by the running task p; the hook reschedules its CPU if the
@@ -242,6 +247,16 @@ struct psPolicy {
   const psPreset *presets;
   int npresets;
   psHooks hooks;
+  /* 1 when what tick_batch's ticks change on a CPU (its running task's
+   * counters) is read or written only by hooks acting on that CPU: its
+   * tick, schedule() and process context on it, the wakeup of a task
+   * whose cpu it is, a migration to or from it -- never by another CPU's
+   * tick or balancing (the 2.5 family: load_balance moves only tasks that
+   * are not running, and reads runqueue lengths, which ticks before the
+   * expiry of a slice leave alone).  On several CPUs the engine may then
+   * defer a busy CPU's ticks while the others have events, instead of
+   * batching only when no CPU has anything due.  0: never. */
+  int tick_batch_local;
 };
 
 /* The registry (registry.c): presets of every policy, in order. */

@@ -95,6 +95,11 @@ typedef struct psCpu {
   int64_t nr_switches;
   int64_t ticks, busy_ticks;
   int64_t busy_ns;
+  /* Deferred ticks (engine.c, defer_ticks): the defer_n ticks from
+   * defer_from_ns on have happened, or will, without the policy's tick;
+   * ps_catch_up applies those due, as the policy said at defer_asked_ns
+   * it could at once.  0 between runs. */
+  int64_t defer_n, defer_from_ns, defer_asked_ns;
 } psCpu;
 
 typedef struct psChannel {
@@ -115,6 +120,9 @@ typedef struct psData {
    * ps_resched_cpu, by the end of a burst, and for every CPU when a run
    * starts; the others have nothing to do at this instant */
   uint64_t cpus_due;
+  /* CPUs whose ticks are deferred (psCpu.defer_n), and those that ticked
+   * or settled at this instant, which may defer theirs when it ends */
+  uint64_t cpus_deferred, cpus_fresh;
   unsigned char *rq;        /* ncpu runqueues of policy->rq_size bytes */
   /* Task slots: the idle tasks 0..ncpu-1, then live tasks and free slots.
    * An exited task's slot is reaped when it leaves its CPU for the last

@@ -295,7 +295,7 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
     if (cpu->curr < 0 || cpu->curr >= d->ntask || cpu->idle != c) BAD("cpu %d's task", c);
     if (cpu->next_tick_ns <= now || cpu->next_tick_ns > now + m->tick_ns ||
         cpu->run_since_ns > now || cpu->run_since_ns < 0 ||
-        cpu->overhead_until_ns > now + m->switch_cost_ns)
+        cpu->overhead_until_ns > now + m->switch_cost_ns || cpu->defer_n)
       BAD("cpu %d's times", c);
   }
   if (d->next_pid < 1 || d->next_pid == INT32_MAX || !index_ok(d->free_slot, d->ntask))

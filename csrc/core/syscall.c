@@ -250,6 +250,7 @@ static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
     t->migrate_to = dest;
     ps_resched_cpu(d, t->cpu);
   } else {
+    ps_catch_up(m, d, dest);
     m->hooks.migrate(m, d, t, dest);
   }
 }

@@ -379,4 +379,5 @@ const psPolicy ps_policy_o1 = {
         .tick_batch = tick_batch_o1,
         .yield = yield_o1,
     },
+    .tick_batch_local = 1,
 };

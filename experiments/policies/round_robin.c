@@ -279,6 +279,9 @@ const psPolicy rr_policy = {
         .dump = dump_rr,
         .check = check_rr,
     },
+    /* no balancing: what tick_batch's ticks change on a CPU only that CPU
+     * sees, so on several CPUs the engine may defer a busy CPU's ticks */
+    .tick_batch_local = 1,
 };
 
 PS_POLICY_LIBRARY(&rr_policy);
