@@ -21,6 +21,11 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
       linux-2.4.20 (HZ=100) and linux-2.5.65: 2.4's epoch recalculation
       visits every task (the O(n) that O(1) removed), so its cost per tick
       grows with K; 2.5's does not
+  (h) a hog and 10 interactive tasks (as in (c)) pinned to each CPU, on
+      1, 8 and 64 CPUs: ns per context switch, and its ratio to 1 CPU's
+      (target <= 1.3x at 64 CPUs).  Some sleeper wakes at nearly every tick
+      on 64 CPUs, so the CPUs never batch ticks together: each busy CPU
+      defers its own (psPolicy.tick_batch_local)
   (g) cases (a) and (b) under the policies written in Python
       (pysched.examples.RoundRobin, SleepCredit): a Python call per hook
   (a, C) with --c-policy FILE: case (a) under each preset of a C policy
@@ -86,6 +91,18 @@ def case_c0():
 
 def case_e():
     return mixed(48, 16, cpus=8)
+
+
+def pinned(cpus):
+    def build():
+        sim = ps.Simulator(PRESET, cpus=cpus, latencies=False)
+        for c in range(cpus):
+            sim.spawn(ps.programs.cpu_hog(), name=f"hog{c}", cpu=c, cpus_allowed=[c])
+            for i in range(10):
+                sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=ps.uniform(50, 150)).end(),
+                          name=f"i{c}.{i}", cpu=c, cpus_allowed=[c])
+        return sim
+    return build
 
 
 def sleepers(preset, k):
@@ -192,6 +209,13 @@ def main(argv=None):
     for preset in ("linux-2.4.20", "linux-2.5.65"):
         ns = [1e9 / ticks_per_second(sleepers(preset, k), min_s, args.reps)[0] for k in (0, 1000)]
         print(f"    {preset:16} K=0: {ns[0]:6.1f}   K=1000: {ns[1]:7.1f}   ({ns[1] / ns[0]:.1f}x)")
+    print("\n(h) a hog + 10 interactive tasks pinned per CPU: ns per context switch")
+    per_switch = {}
+    for cpus in (1, 8, 64):
+        rate, _, _, activity = ticks_per_second(pinned(cpus), min_s, args.reps)
+        per_switch[cpus] = 1e9 / (rate * activity[0])
+        print(f"    {cpus:2} CPUs: {per_switch[cpus]:6.1f} ns   ({per_switch[cpus] / per_switch[1]:.2f}x 1 CPU)"
+              f"   sw per CPU-tick {activity[0] / cpus:.3f}")
     print("\n(g) policies written in Python: simulated ticks per second")
     for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
