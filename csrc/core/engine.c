@@ -91,14 +91,8 @@ void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r) {
   ring_push(m, d, &d->periodic, r, "periodic");
 }
 
-/* Count one piece of zero-time work at the current instant. */
-void ps_count_action(psData *d) {
-  if (d->now_ns != d->instant_ns) {
-    d->instant_ns = d->now_ns;
-    d->instant_actions = 0;
-  }
-  if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT)
-    ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
+void ps_livelock(psData *d) {
+  ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
                "run/io, or tasks waking each other without computing?)",
             (long long)d->now_ns, PS_MAX_ACTIONS_PER_INSTANT);
 }
