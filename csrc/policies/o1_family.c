@@ -8,35 +8,6 @@
 
 /* ---- runqueue primitives (§4) ---- */
 
-static int lru_of(const psModel *m, const psTask *p) {
-  return o1_family_of(m)->lru && !o1_rt_task(p);
-}
-
-void o1_enqueue_task(const psModel *m, psData *d, psTask *p, int array) {
-  psu_enqueue_task(d->task, ps_index(d, p), &o1_rq(m, d, p->cpu)->arrays[array], array,
-                   lru_of(m, p));
-}
-
-void o1_dequeue_task(const psModel *m, psData *d, psTask *p) {
-  psu_dequeue_task(d->task, ps_index(d, p), &o1_rq(m, d, p->cpu)->arrays[o1_array(p)],
-                   lru_of(m, p));
-}
-
-void o1_activate_plain(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = o1_rq(m, d, p->cpu);
-  o1_enqueue_task(m, d, p, rq->active);
-  rq->nr_running++;
-  o1_nr_running_changed(m, d);
-}
-
-void o1_deactivate_task(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = o1_rq(m, d, p->cpu);
-  rq->nr_running--;
-  o1_nr_running_changed(m, d);
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
-  o1_dequeue_task(m, d, p);
-}
-
 void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio) {
   if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
   p->prio = prio;
@@ -93,7 +64,7 @@ void o1_wake_child_smart(const psModel *m, psData *d, psTask *parent, psTask *p)
   p->prio = parent->prio;
   psu_insert_before(d->task, ps_index(d, p), ps_index(d, parent), &rq->arrays[array], array);
   /* list_add_tail(&p->run_list_lru, ...): the lru list lives in active */
-  if (lru_of(m, p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
+  if (o1_lru_of(m, p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
   rq->nr_running++;
   o1_nr_running_changed(m, d);
 }
