@@ -280,11 +280,6 @@ int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
 
 /* ---- events and wakeups ---- */
 
-void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
-  psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
-  if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
-}
-
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync) {
   if (!(p->state & mask)) return 0;
   acct(p, d->now_ns, PS_ACCT_WAIT);
@@ -681,7 +676,8 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
  * program, until it runs a task with CPU work left or idles. */
 static void settle(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
-  sync_cpu(d, c, d->now_ns);
+  /* most often advance_to has brought it up to date already */
+  if (cpu->run_since_ns != d->now_ns) sync_cpu(d, c, d->now_ns);
   for (;;) {
     if (cpu->need_resched) schedule(m, d, c);
     psTask *cur = &d->task[cpu->curr];
