@@ -41,7 +41,12 @@ if os.environ.get("PYSCHED_SANITIZE"):
     ldflags += san
     build_base = "build/sanitize"
 else:
-    cflags += ["-O2"]
+    # -fno-semantic-interposition: nothing interposes on the extension's own
+    # functions (a policy library binds to them, never replaces them), so
+    # calls among them within a file go direct and may be inlined, and
+    # -Bsymbolic-functions binds calls between files without the PLT
+    cflags += ["-O2", "-fno-semantic-interposition"]
+    ldflags += ["-Wl,-Bsymbolic-functions"]
 
 setup(
     options={"build": {"build_base": build_base}},

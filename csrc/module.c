@@ -694,7 +694,7 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
       return raise_value("stagger can only be chosen before the first spawn or step");
     m->stagger_ticks = stagger;
     for (int c = 0; c < m->ncpu; c++)
-      self->d.cpu[c].next_tick_ns = m->tick_ns + (stagger ? c * (m->tick_ns / m->ncpu) : 0);
+      self->d.next_tick_ns[c] = m->tick_ns + (stagger ? c * (m->tick_ns / m->ncpu) : 0);
   }
   Py_RETURN_NONE;
 }

@@ -91,14 +91,8 @@ void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r) {
   ring_push(m, d, &d->periodic, r, "periodic");
 }
 
-/* Count one piece of zero-time work at the current instant. */
-void ps_count_action(psData *d) {
-  if (d->now_ns != d->instant_ns) {
-    d->instant_ns = d->now_ns;
-    d->instant_actions = 0;
-  }
-  if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT)
-    ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
+void ps_livelock(psData *d) {
+  ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
                "run/io, or tasks waking each other without computing?)",
             (long long)d->now_ns, PS_MAX_ACTIONS_PER_INSTANT);
 }
@@ -209,7 +203,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
     snprintf(idle->name, PS_NAME_LEN, "swapper/%d", c);
     psCpu *cpu = &d->cpu[c];
     cpu->curr = cpu->idle = c;
-    cpu->next_tick_ns = m->tick_ns + (m->stagger_ticks ? c * (m->tick_ns / m->ncpu) : 0);
+    d->next_tick_ns[c] = m->tick_ns + (m->stagger_ticks ? c * (m->tick_ns / m->ncpu) : 0);
   }
   d->ntask = m->ncpu;
   for (int c = 0; c < m->ncpu; c++) m->hooks.init_rq(m, d, c);
@@ -285,11 +279,6 @@ int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
 }
 
 /* ---- events and wakeups ---- */
-
-void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
-  psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
-  if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
-}
 
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync) {
   if (!(p->state & mask)) return 0;
@@ -566,7 +555,7 @@ static void sync_cpu(psData *d, int c, int64_t t) {
  * computing in pieces sums to taking it at once). */
 static void advance_to(const psModel *m, psData *d, int64_t t) {
   for (int c = 0; c < m->ncpu; c++)
-    if (d->cpu[c].burst_end_ns <= t) sync_cpu(d, c, t);
+    if (d->burst_end_ns[c] <= t) sync_cpu(d, c, t);
   d->now_ns = t;
 }
 
@@ -585,12 +574,17 @@ typedef struct psDue {
 
 static psDue next_due(const psModel *m, const psData *d) {
   psDue u = {INT64_MAX, INT64_MAX, 0, 0};
+  /* written to compile without branches: which CPU holds the minimum is
+   * data a branch predictor cannot learn */
   for (int c = 0; c < m->ncpu; c++) {
-    const psCpu *cpu = &d->cpu[c];
-    if (cpu->next_tick_ns < u.tick) u.tick = cpu->next_tick_ns, u.ticking = 0;
-    if (cpu->next_tick_ns == u.tick) u.ticking |= 1ULL << c;
-    if (cpu->burst_end_ns < u.burst_end) u.burst_end = cpu->burst_end_ns, u.ending = 0;
-    if (cpu->burst_end_ns == u.burst_end) u.ending |= 1ULL << c;
+    int64_t tick = d->next_tick_ns[c], end = d->burst_end_ns[c];
+    uint64_t bit = 1ULL << c;
+    uint64_t before = -(uint64_t)(tick < u.tick), with = -(uint64_t)(tick == u.tick);
+    u.ticking = (u.ticking & ~before) | (bit & (before | with));
+    u.tick = tick < u.tick ? tick : u.tick;
+    before = -(uint64_t)(end < u.burst_end), with = -(uint64_t)(end == u.burst_end);
+    u.ending = (u.ending & ~before) | (bit & (before | with));
+    u.burst_end = end < u.burst_end ? end : u.burst_end;
   }
   return u;
 }
@@ -619,7 +613,7 @@ __attribute__((always_inline)) static inline void deliver_ticks(const psModel *m
     int c = __builtin_ctzll(ticking);
     psCpu *cpu = &d->cpu[c];
     ps_catch_up(m, d, c);  /* the window before this tick */
-    cpu->next_tick_ns += m->tick_ns;
+    d->next_tick_ns[c] += m->tick_ns;
     d->cpus_fresh |= 1ULL << c;
     cpu->ticks++;
     psTask *cur = &d->task[cpu->curr];
@@ -652,14 +646,14 @@ static int64_t before_sample(const psModel *m, const psData *d, int64_t k) {
  * sample may fall among them. */
 static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
   if ((m->ncpu > 1 && m->stagger_ticks) || d->cpus_deferred) return;
-  int64_t next = d->cpu[0].next_tick_ns, limit = t_end;
+  int64_t next = d->next_tick_ns[0], limit = t_end;
   const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < limit) limit = e->time_ns;
   if (limit - next < m->tick_ns) return;  /* not two ticks */
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
     if (d->task[cpu->curr].is_idle || cpu->need_resched) return;
-    if (cpu->burst_end_ns < limit) limit = cpu->burst_end_ns;
+    if (d->burst_end_ns[c] < limit) limit = d->burst_end_ns[c];
   }
   if (limit - next < m->tick_ns) return;  /* not two ticks */
   int64_t k = before_sample(m, d, (limit - next) / m->tick_ns + 1);
@@ -678,7 +672,7 @@ static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
   int64_t last = next + (k - 1) * m->tick_ns;
   for (int c = 0; c < m->ncpu; c++) {
     psCpu *cpu = &d->cpu[c];
-    cpu->next_tick_ns = last + m->tick_ns;
+    d->next_tick_ns[c] = last + m->tick_ns;
     cpu->ticks += k;
     cpu->busy_ticks += k;
     d->task[cpu->curr].cpu_ticks += k;
@@ -721,10 +715,10 @@ static void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
     int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
     if (n < 2) continue;  /* one tick deferred saves nothing */
     cpu->defer_n = n;
-    cpu->defer_from_ns = cpu->next_tick_ns;
+    cpu->defer_from_ns = d->next_tick_ns[c];
     cpu->defer_asked_ns = d->now_ns;
     cpu->defer_jiffies = d->jiffies;
-    cpu->next_tick_ns += n * m->tick_ns;
+    d->next_tick_ns[c] += n * m->tick_ns;
     d->cpus_deferred |= 1ULL << c;
   }
 }
@@ -735,7 +729,7 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
   if (k > cpu->defer_n) k = cpu->defer_n;
   d->cpus_deferred &= ~(1ULL << c);
   cpu->defer_n = 0;
-  cpu->next_tick_ns = cpu->defer_from_ns + k * m->tick_ns;
+  d->next_tick_ns[c] = cpu->defer_from_ns + k * m->tick_ns;
   if (!k) return;
   int64_t now = d->now_ns;
   uint64_t jiffies = d->jiffies;
@@ -782,7 +776,8 @@ static void settle(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
   ps_catch_up(m, d, c);
   d->cpus_fresh |= 1ULL << c;
-  sync_cpu(d, c, d->now_ns);
+  /* most often the clock's advance has brought it up to date already */
+  if (cpu->run_since_ns != d->now_ns) sync_cpu(d, c, d->now_ns);
   for (;;) {
     if (cpu->need_resched) schedule(m, d, c);
     psTask *cur = &d->task[cpu->curr];
@@ -792,7 +787,7 @@ static void settle(const psModel *m, psData *d, int c) {
   const psTask *cur = &d->task[cpu->curr];
   int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
                                                              : cpu->overhead_until_ns;
-  cpu->burst_end_ns = cur->is_idle ? INT64_MAX : from + cur->burst_left_ns;
+  d->burst_end_ns[c] = cur->is_idle ? INT64_MAX : from + cur->burst_left_ns;
 }
 
 _Static_assert(PS_MAX_CPUS <= 64, "cpus_due holds one bit per CPU");
@@ -910,7 +905,7 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
         snprintf(err, errlen, "pid %d runs on cpus %d and %d", cur->pid, o, c);
         return -1;
       }
-    if (cpu->next_tick_ns <= d->now_ns) {
+    if (d->next_tick_ns[c] <= d->now_ns) {
       snprintf(err, errlen, "cpu %d has a tick in the past", c);
       return -1;
     }

@@ -34,11 +34,24 @@ void ps_fail(psData *d, const char *fmt, ...);
 
 /* Zero-time work allowed at one instant before the run is a livelock. */
 #define PS_MAX_ACTIONS_PER_INSTANT 1000000
-/* Count one op or reschedule at the current instant; fails on a livelock. */
-void ps_count_action(psData *d);
+/* Fail the step as a livelock (ps_count_action found too many actions). */
+void ps_livelock(psData *d);
+/* Count one op or reschedule at the current instant; fails on a livelock.
+ * Inline: the interpreter counts every op. */
+static inline void ps_count_action(psData *d) {
+  if (d->now_ns != d->instant_ns) {
+    d->instant_ns = d->now_ns;
+    d->instant_actions = 0;
+  }
+  if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT) ps_livelock(d);
+}
 
-/* Queue a timer or I/O completion of task p at t. */
-void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p);
+/* Queue a timer or I/O completion of task p at t (inline: every sleep
+ * queues one). */
+static inline void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
+  psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
+  if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
+}
 /* Keep one timed-op call's record (trace.h). */
 void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r);
 

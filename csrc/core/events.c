@@ -101,11 +101,12 @@ void psu_evq_init(psEvq *q, int64_t width) {
   q->sorted = 1;
 }
 
-int psu_evq_push(psEvq *q, psEvt ev) {
+int psu_evq_push_slow(psEvq *q, psEvt ev) {
   if (!q->nwheel && q->base != q->last_ns / q->width) {
     /* an empty wheel restarts its window at the present */
     q->base = q->last_ns / q->width;
     q->sorted = 1;
+    q->cur = NULL;
   }
   int64_t slot = ev.time_ns / q->width;
   if (slot < q->base || slot - q->base >= PS_WHEEL) {
@@ -115,29 +116,45 @@ int psu_evq_push(psEvq *q, psEvt ev) {
       q->wheel = calloc(PS_WHEEL, sizeof(psBucket));
       if (!q->wheel) return -1;
     }
-    psBucket *b = &q->wheel[slot & (PS_WHEEL - 1)];
+    int64_t k = slot & (PS_WHEEL - 1);
+    psBucket *b = &q->wheel[k];
     if (bucket_reserve(b)) return -1;
     if (slot == q->base && q->sorted) bucket_insert(b, ev);
     else b->e[b->n++] = ev;
+    q->nonempty[k >> 6] |= 1ULL << (k & 63);
     q->nwheel++;
   }
   q->n++;
   return 0;
 }
 
+/* How many buckets after bucket k (0 for k itself) the first that holds
+ * events is, in wheel order; one must. */
+static int64_t to_nonempty(const uint64_t *bits, int64_t k) {
+  int64_t w = k >> 6;
+  uint64_t x = bits[w] & (~0ULL << (k & 63));
+  /* the word of k again last: its bits below k are the end of the window */
+  while (!x) {
+    w = (w + 1) & (PS_WHEEL / 64 - 1);
+    x = bits[w];
+  }
+  return ((w << 6 | __builtin_ctzll(x)) - k) & (PS_WHEEL - 1);
+}
+
 const psEvt *psu_evq_top_slow(psEvq *q) {
   const psEvt *w = NULL;
   if (q->nwheel) {
-    psBucket *b = &q->wheel[q->base & (PS_WHEEL - 1)];
-    while (!b->n) {
-      q->base++;
+    int64_t skip = to_nonempty(q->nonempty, q->base & (PS_WHEEL - 1));
+    if (skip) {
+      q->base += skip;
       q->sorted = 0;
-      b = &q->wheel[q->base & (PS_WHEEL - 1)];
     }
+    psBucket *b = &q->wheel[q->base & (PS_WHEEL - 1)];
     if (!q->sorted) {
       bucket_sort(b);
       q->sorted = 1;
     }
+    q->cur = b;
     w = &b->e[b->n - 1];
   }
   const psEvt *h = q->heap.n ? &q->heap.e[0] : NULL;
@@ -145,15 +162,9 @@ const psEvt *psu_evq_top_slow(psEvq *q) {
   return q->from_wheel ? w : h;
 }
 
-void psu_evq_take(psEvq *q) {
-  if (q->from_wheel) {
-    psBucket *b = &q->wheel[q->base & (PS_WHEEL - 1)];
-    q->last_ns = b->e[--b->n].time_ns;
-    q->nwheel--;
-  } else {
-    q->last_ns = q->heap.e[0].time_ns;
-    heap_pop(&q->heap);
-  }
+void psu_evq_take_heap(psEvq *q) {
+  q->last_ns = q->heap.e[0].time_ns;
+  heap_pop(&q->heap);
   q->n--;
 }
 
@@ -199,6 +210,7 @@ int psu_evq_copy(psEvq *dst, const psEvq *src) {
   *dst = *src;
   dst->heap.e = NULL;
   dst->wheel = NULL;
+  dst->cur = NULL;  /* a bucket of src's; top() finds dst's again */
   if (src->heap.cap) {
     dst->heap.e = malloc((size_t)src->heap.cap * sizeof(psEvt));
     if (!dst->heap.e) goto nomem;

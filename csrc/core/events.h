@@ -56,12 +56,35 @@ typedef struct psEvq {
   int64_t last_ns;   /* time of the last event popped: no event is queued before it */
   int32_t sorted;    /* bucket `base` is sorted, latest first */
   int32_t from_wheel;  /* where top() found the earliest */
+  /* bucket `base` while it is sorted, else NULL: top()'s inline test */
+  psBucket *cur;
+  /* bit k set when bucket k holds events: top() finds the next one
+   * without visiting the empty buckets between */
+  uint64_t nonempty[PS_WHEEL / 64];
 } psEvq;
 
 /* An empty queue of buckets `width` ns wide (the tick). */
 void psu_evq_init(psEvq *q, int64_t width);
-/* 0, or -1 when memory ran out (the queue is unchanged). */
-int psu_evq_push(psEvq *q, psEvt ev);
+/* psu_evq_push's general case. */
+int psu_evq_push_slow(psEvq *q, psEvt ev);
+/* 0, or -1 when memory ran out (the queue is unchanged).  Inline for the
+ * common case, an event due after the earliest bucket and within the
+ * wheel (a sleep's timer), appended to its bucket with room in it. */
+static inline int psu_evq_push(psEvq *q, psEvt ev) {
+  int64_t slot = ev.time_ns / q->width;
+  if (q->nwheel && slot > q->base && slot - q->base < PS_WHEEL) {
+    int64_t k = slot & (PS_WHEEL - 1);
+    psBucket *b = &q->wheel[k];
+    if (b->n < b->cap) {
+      b->e[b->n++] = ev;
+      q->nonempty[k >> 6] |= 1ULL << (k & 63);
+      q->nwheel++;
+      q->n++;
+      return 0;
+    }
+  }
+  return psu_evq_push_slow(q, ev);
+}
 /* The earliest event, or NULL when the queue is empty; settles the wheel
  * (moves `base` to its earliest bucket and sorts it) when it must. */
 const psEvt *psu_evq_top_slow(psEvq *q);
@@ -75,20 +98,35 @@ static inline int psu_evt_less(const psEvt *a, const psEvt *b) {
 }
 static inline const psEvt *psu_evq_top(psEvq *q) {
   /* the common case inline: a settled wheel whose earliest bucket is not
-   * empty, compared with the heap's top */
-  if (q->nwheel && q->sorted) {
-    const psBucket *b = &q->wheel[q->base & (PS_WHEEL - 1)];
-    if (b->n) {
-      const psEvt *w = &b->e[b->n - 1];
-      q->from_wheel = !q->heap.n || psu_evt_less(w, &q->heap.e[0]);
-      return q->from_wheel ? w : &q->heap.e[0];
+   * empty, earlier than the heap's top */
+  const psBucket *b = q->cur;
+  if (b && b->n) {
+    const psEvt *w = &b->e[b->n - 1];
+    if (!q->heap.n || psu_evt_less(w, &q->heap.e[0])) {
+      q->from_wheel = 1;
+      return w;
     }
   }
   return psu_evq_top_slow(q);
 }
+/* psu_evq_take's heap case. */
+void psu_evq_take_heap(psEvq *q);
 /* Remove the event the last psu_evq_top() returned, with nothing queued
  * between the two calls. */
-void psu_evq_take(psEvq *q);
+static inline void psu_evq_take(psEvq *q) {
+  if (!q->from_wheel) {
+    psu_evq_take_heap(q);
+    return;
+  }
+  psBucket *b = q->cur;  /* top() found the earliest there */
+  q->last_ns = b->e[--b->n].time_ns;
+  if (!b->n) {
+    int64_t k = q->base & (PS_WHEEL - 1);
+    q->nonempty[k >> 6] &= ~(1ULL << (k & 63));
+  }
+  q->nwheel--;
+  q->n--;
+}
 /* The earliest event's time without reordering anything (INT64_MAX when
  * empty): O(n), for the invariant checks. */
 int64_t psu_evq_earliest(const psEvq *q);

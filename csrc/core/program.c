@@ -4,17 +4,9 @@
 
 #include "program.h"
 
-int64_t psu_dist_sample(const psDist *d, psRng *r) {
-  double x;
-  switch (d->kind) {
-    case PS_DIST_CONST: x = d->a; break;
-    case PS_DIST_UNIFORM: x = d->a + (d->b - d->a) * psu_rng_uniform(r); break;
-    case PS_DIST_EXPONENTIAL: x = psu_rng_exponential(r, d->a); break;
-    default: x = psu_rng_normal(r, d->a, d->b); break;
-  }
-  if (!(x > 0)) return 0;
-  if (x > (double)PS_MAX_DURATION_NS) return PS_MAX_DURATION_NS;
-  return (int64_t)(x + 0.5);
+int64_t psu_dist_sample_slow(const psDist *d, psRng *r) {
+  if (d->kind == PS_DIST_EXPONENTIAL) return psu_dist_ns(psu_rng_exponential(r, d->a));
+  return psu_dist_ns(psu_rng_normal(r, d->a, d->b));
 }
 
 int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, int errlen) {

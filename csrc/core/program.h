@@ -116,8 +116,21 @@ typedef struct psProgram {
  * arithmetic can never overflow int64 in any run. */
 #define PS_MAX_DURATION_NS ((int64_t)1000000 * 1000000000)
 
-/* Draw one duration (ns) from d. */
-int64_t psu_dist_sample(const psDist *d, psRng *r);
+/* A drawn duration as ns: rounded, clipped to 0 .. PS_MAX_DURATION_NS. */
+static inline int64_t psu_dist_ns(double x) {
+  if (!(x > 0)) return 0;
+  if (x > (double)PS_MAX_DURATION_NS) return PS_MAX_DURATION_NS;
+  return (int64_t)(x + 0.5);
+}
+/* Draw one duration (ns) from an exponential or normal d. */
+int64_t psu_dist_sample_slow(const psDist *d, psRng *r);
+/* Draw one duration (ns) from d.  Constant and uniform inline: they are
+ * most programs' run and sleep ops, drawn once per op. */
+static inline int64_t psu_dist_sample(const psDist *d, psRng *r) {
+  if (d->kind == PS_DIST_CONST) return psu_dist_ns(d->a);
+  if (d->kind == PS_DIST_UNIFORM) return psu_dist_ns(d->a + (d->b - d->a) * psu_rng_uniform(r));
+  return psu_dist_sample_slow(d, r);
+}
 
 /* Execute the next op of the program at s (ops: the model's op array,
  * prog: the task's program), drawing durations from rng, and return the

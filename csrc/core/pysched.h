@@ -88,10 +88,8 @@ typedef struct psCpu {
   int32_t curr;             /* task index running now */
   int32_t idle;             /* this CPU's idle task */
   int32_t need_resched;
-  int64_t next_tick_ns;
   int64_t run_since_ns;     /* curr's burst is accounted up to here */
   int64_t overhead_until_ns;/* end of the current switch cost */
-  int64_t burst_end_ns;     /* when curr's burst ends (INT64_MAX idle); set where resolve settles the CPU */
   int64_t nr_switches;
   int64_t ticks, busy_ticks;
   int64_t busy_ns;
@@ -124,6 +122,12 @@ typedef struct psData {
   /* CPUs whose ticks are deferred (psCpu.defer_n), and those that ticked
    * or settled at this instant, which may defer theirs when it ends */
   uint64_t cpus_deferred, cpus_fresh;
+  /* Each CPU's next tick, and when its running task's burst ends (INT64_MAX
+   * idle; set where resolve settles the CPU): every instant looks at all
+   * of them (engine.c, next_due), side by side in a few cache lines where
+   * 64 CPUs' psCpu records are 64 or more. */
+  int64_t next_tick_ns[PS_MAX_CPUS];
+  int64_t burst_end_ns[PS_MAX_CPUS];
   unsigned char *rq;        /* ncpu runqueues of policy->rq_size bytes */
   /* Task slots: the idle tasks 0..ncpu-1, then live tasks and free slots.
    * An exited task's slot is reaped when it leaves its CPU for the last

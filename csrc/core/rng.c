@@ -14,25 +14,6 @@ void psu_rng_seed(psRng *r, uint64_t seed, uint64_t stream) {
   for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t psu_rng_next(psRng *r) {
-  uint64_t *s = r->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-double psu_rng_uniform(psRng *r) {
-  return (double)(psu_rng_next(r) >> 11) * 0x1.0p-53;
-}
-
 double psu_rng_exponential(psRng *r, double mean) {
   /* 1 - u lies in (0, 1], so the log is finite */
   return -mean * log(1.0 - psu_rng_uniform(r));

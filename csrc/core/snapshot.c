@@ -293,7 +293,7 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
     if (cpu->curr < 0 || cpu->curr >= d->ntask || cpu->idle != c) BAD("cpu %d's task", c);
-    if (cpu->next_tick_ns <= now || cpu->next_tick_ns > now + m->tick_ns ||
+    if (d->next_tick_ns[c] <= now || d->next_tick_ns[c] > now + m->tick_ns ||
         cpu->run_since_ns > now || cpu->run_since_ns < 0 ||
         cpu->overhead_until_ns > now + m->switch_cost_ns || cpu->defer_n)
       BAD("cpu %d's times", c);
@@ -486,6 +486,10 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   /* the livelock count travels too: a twin fails where its original would */
   d->instant_ns = dd.instant_ns;
   d->instant_actions = dd.instant_actions;
+  /* the ticks are checked below; the bursts' ends are set again when the
+   * next run starts (every CPU settles then) */
+  memcpy(d->next_tick_ns, dd.next_tick_ns, sizeof d->next_tick_ns);
+  memcpy(d->burst_end_ns, dd.burst_end_ns, sizeof d->burst_end_ns);
   d->cpu = get_array(&r, m->ncpu, sizeof(psCpu), PS_MAX_CPUS);
   d->rq = get_array(&r, m->ncpu, m->policy->rq_size, PS_MAX_CPUS);
   d->task = get_array(&r, dd.ntask, sizeof(psTask), 1 << 26);

@@ -156,10 +156,17 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   rq->balance_gen = o1_rq(m, d, 0)->nr_running_gen;
 }
 
-int64_t o1_ticks_before_rebalance(const psModel *m, const psData *d) {
+int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu) {
   if (m->ncpu == 1) return INT64_MAX;
   uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
-  return (int64_t)(busy - 1 - d->jiffies % busy);
+  uint64_t j = d->jiffies;
+  o1_runqueue *rq = o1_rq(m, d, cpu);
+  /* the balancing tick is the first jiffy after j that busy divides */
+  if (rq->rebalance_every != busy || j >= rq->rebalance_at || j + busy < rq->rebalance_at) {
+    rq->rebalance_at = j - j % busy + busy;
+    rq->rebalance_every = busy;
+  }
+  return (int64_t)(rq->rebalance_at - 1 - j);
 }
 
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {

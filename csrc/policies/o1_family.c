@@ -8,35 +8,6 @@
 
 /* ---- runqueue primitives (§4) ---- */
 
-static int lru_of(const psModel *m, const psTask *p) {
-  return o1_family_of(m)->lru && !o1_rt_task(p);
-}
-
-void o1_enqueue_task(const psModel *m, psData *d, psTask *p, int array) {
-  psu_enqueue_task(d->task, ps_index(d, p), &o1_rq(m, d, p->cpu)->arrays[array], array,
-                   lru_of(m, p));
-}
-
-void o1_dequeue_task(const psModel *m, psData *d, psTask *p) {
-  psu_dequeue_task(d->task, ps_index(d, p), &o1_rq(m, d, p->cpu)->arrays[o1_array(p)],
-                   lru_of(m, p));
-}
-
-void o1_activate_plain(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = o1_rq(m, d, p->cpu);
-  o1_enqueue_task(m, d, p, rq->active);
-  rq->nr_running++;
-  o1_nr_running_changed(m, d);
-}
-
-void o1_deactivate_task(const psModel *m, psData *d, psTask *p) {
-  o1_runqueue *rq = o1_rq(m, d, p->cpu);
-  rq->nr_running--;
-  o1_nr_running_changed(m, d);
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
-  o1_dequeue_task(m, d, p);
-}
-
 void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio) {
   if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
   p->prio = prio;
@@ -93,7 +64,7 @@ void o1_wake_child_smart(const psModel *m, psData *d, psTask *parent, psTask *p)
   p->prio = parent->prio;
   psu_insert_before(d->task, ps_index(d, p), ps_index(d, parent), &rq->arrays[array], array);
   /* list_add_tail(&p->run_list_lru, ...): the lru list lives in active */
-  if (lru_of(m, p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
+  if (o1_lru_of(m, p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
   rq->nr_running++;
   o1_nr_running_changed(m, d);
 }
@@ -331,6 +302,11 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
     }
     if (queued != rq->nr_running) {
       snprintf(err, errlen, "cpu %d: nr_running %u but %u queued", c, rq->nr_running, queued);
+      return -1;
+    }
+    if (rq->rebalance_every ? rq->rebalance_at % rq->rebalance_every != 0 : rq->rebalance_at) {
+      snprintf(err, errlen, "cpu %d: rebalance_at %llu is not a multiple of %llu", c,
+               (unsigned long long)rq->rebalance_at, (unsigned long long)rq->rebalance_every);
       return -1;
     }
     if (!f->expired_used && rq->arrays[!rq->active].nr_active) {

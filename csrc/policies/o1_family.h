@@ -62,6 +62,11 @@ typedef struct o1_runqueue {
   uint64_t balance_gen;
   int32_t balance_steady;
   int32_t pad;
+  /* o1_ticks_before_rebalance's memory: the first jiffy after the last it
+   * was asked at that is a multiple of `every` (BUSY_REBALANCE_TICK then),
+   * 0 before it is asked: tick_batch asks it for every stretch of ticks,
+   * and a division costs tens of cycles. */
+  uint64_t rebalance_at, rebalance_every;
 } o1_runqueue;
 
 /* State-field table entries of the runqueue fields every member shows. */
@@ -117,13 +122,6 @@ static inline int o1_array(const psTask *p) { return psu_links_const(p)->array; 
 static inline uint32_t o1_jiffies(const psData *d) { return (uint32_t)d->jiffies; }
 
 /* ---- runqueue primitives (§4) ---- */
-/* enqueue_task / dequeue_task, with the lru list where the member keeps one */
-void o1_enqueue_task(const psModel *m, psData *d, psTask *p, int array);
-void o1_dequeue_task(const psModel *m, psData *d, psTask *p);
-/* __activate_task: enqueue in active, nr_running++ */
-void o1_activate_plain(const psModel *m, psData *d, psTask *p);
-/* deactivate_task: nr_running--, count an uninterruptible sleeper, dequeue */
-void o1_deactivate_task(const psModel *m, psData *d, psTask *p);
 /* p->prio = prio, logged when it changes */
 void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio);
 
@@ -153,12 +151,41 @@ void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice);
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle);
 /* How many ticks after the current jiffy come before the next at which a
  * busy CPU balances (INT64_MAX on one CPU): what tick_batch may take. */
-int64_t o1_ticks_before_rebalance(const psModel *m, const psData *d);
+int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu);
 
 /* A runqueue's length changed: the balancer's skip must look again. */
 static inline void o1_nr_running_changed(const psModel *m, psData *d) {
   o1_rq(m, d, 0)->nr_running_gen++;
 }
+/* The runqueue primitives (§4), inline: every wakeup and sleep runs them. */
+static inline int o1_lru_of(const psModel *m, const psTask *p) {
+  return o1_family_of(m)->lru && !o1_rt_task(p);
+}
+/* enqueue_task / dequeue_task, with the lru list where the member keeps one */
+static inline void o1_enqueue_task(const psModel *m, psData *d, psTask *p, int array) {
+  psu_enqueue_task(d->task, ps_index(d, p), &o1_rq(m, d, p->cpu)->arrays[array], array,
+                   o1_lru_of(m, p));
+}
+static inline void o1_dequeue_task(const psModel *m, psData *d, psTask *p) {
+  psu_dequeue_task(d->task, ps_index(d, p), &o1_rq(m, d, p->cpu)->arrays[o1_array(p)],
+                   o1_lru_of(m, p));
+}
+/* __activate_task: enqueue in active, nr_running++ */
+static inline void o1_activate_plain(const psModel *m, psData *d, psTask *p) {
+  o1_runqueue *rq = o1_rq(m, d, p->cpu);
+  o1_enqueue_task(m, d, p, rq->active);
+  rq->nr_running++;
+  o1_nr_running_changed(m, d);
+}
+/* deactivate_task: nr_running--, count an uninterruptible sleeper, dequeue */
+static inline void o1_deactivate_task(const psModel *m, psData *d, psTask *p) {
+  o1_runqueue *rq = o1_rq(m, d, p->cpu);
+  rq->nr_running--;
+  o1_nr_running_changed(m, d);
+  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
+  o1_dequeue_task(m, d, p);
+}
+
 static inline void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
   if (m->ncpu > 1) o1_rebalance(m, d, cpu, idle);
 }

@@ -255,7 +255,7 @@ static int64_t tick_batch_h(const psModel *m, psData *d, int cpu, int64_t k, int
   psTask *p = ps_curr(d, cpu);
   if (o1_rt_task(p) || o1_array(p) != rq->active) return 0;
   uint64_t every = (uint64_t)P(fairness_ticks);
-  int64_t n = p->time_slice - 1, before = o1_ticks_before_rebalance(m, d);
+  int64_t n = p->time_slice - 1, before = o1_ticks_before_rebalance(m, d, cpu);
   if (n > k) n = k;
   if (n > (int64_t)(every - 1 - d->jiffies % every)) n = (int64_t)(every - 1 - d->jiffies % every);
   if (n > before) n = before;

@@ -41,19 +41,80 @@ typedef struct psPrioArray {
 
 void psu_array_init(psPrioArray *a, int max_prio);
 
-/* enqueue_task: append t (index i) at the tail of its prio list; with lru,
- * also at the tail of the lru list.  `id` is stored in its links' array. */
-void psu_enqueue_task(psTask *tasks, int32_t i, psPrioArray *a, int32_t id, int lru);
-
 /* Link t just before task `before` in before's prio list (fork's
  * list_add_tail(&p->run_list, &current->run_list)); the bitmap is unchanged. */
 void psu_insert_before(psTask *tasks, int32_t i, int32_t before, psPrioArray *a, int32_t id);
 
-/* dequeue_task: unlink t from its prio list (and the lru list with lru). */
-void psu_dequeue_task(psTask *tasks, int32_t i, psPrioArray *a, int lru);
+/* The list operations below are inline: every wakeup and every sleep runs
+ * one, and as calls through the policy's layers they cost more than their
+ * bodies. */
+
+static inline void psu_set_bit(psPrioArray *a, int b) { a->bitmap[b / 64] |= (uint64_t)1 << (b % 64); }
+static inline void psu_clear_bit(psPrioArray *a, int b) {
+  a->bitmap[b / 64] &= ~((uint64_t)1 << (b % 64));
+}
 
 /* Append to / unlink from the lru list alone. */
-void psu_lru_add_tail(psTask *tasks, int32_t i, psPrioArray *a);
+static inline void psu_lru_add_tail(psTask *tasks, int32_t i, psPrioArray *a) {
+  psPrioLinks *t = psu_links(tasks, i);
+  t->lru_next = -1;
+  t->lru_prev = a->lru_tail;
+  if (a->lru_tail >= 0)
+    psu_links(tasks, a->lru_tail)->lru_next = i;
+  else
+    a->lru_head = i;
+  a->lru_tail = i;
+}
+
+static inline void psu_lru_del(psTask *tasks, int32_t i, psPrioArray *a) {
+  psPrioLinks *t = psu_links(tasks, i);
+  if (t->lru_prev >= 0)
+    psu_links(tasks, t->lru_prev)->lru_next = t->lru_next;
+  else
+    a->lru_head = t->lru_next;
+  if (t->lru_next >= 0)
+    psu_links(tasks, t->lru_next)->lru_prev = t->lru_prev;
+  else
+    a->lru_tail = t->lru_prev;
+  t->lru_next = t->lru_prev = -1;
+}
+
+/* enqueue_task: append t (index i) at the tail of its prio list; with lru,
+ * also at the tail of the lru list.  `id` is stored in its links' array. */
+static inline void psu_enqueue_task(psTask *tasks, int32_t i, psPrioArray *a, int32_t id, int lru) {
+  psPrioLinks *t = psu_links(tasks, i);
+  int p = tasks[i].prio;
+  t->run_next = -1;
+  t->run_prev = a->tail[p];
+  if (a->tail[p] >= 0)
+    psu_links(tasks, a->tail[p])->run_next = i;
+  else
+    a->head[p] = i;
+  a->tail[p] = i;
+  if (lru) psu_lru_add_tail(tasks, i, a);
+  psu_set_bit(a, p);
+  a->nr_active++;
+  t->array = id;
+}
+
+/* dequeue_task: unlink t from its prio list (and the lru list with lru). */
+static inline void psu_dequeue_task(psTask *tasks, int32_t i, psPrioArray *a, int lru) {
+  psPrioLinks *t = psu_links(tasks, i);
+  int p = tasks[i].prio;
+  a->nr_active--;
+  if (t->run_prev >= 0)
+    psu_links(tasks, t->run_prev)->run_next = t->run_next;
+  else
+    a->head[p] = t->run_next;
+  if (t->run_next >= 0)
+    psu_links(tasks, t->run_next)->run_prev = t->run_prev;
+  else
+    a->tail[p] = t->run_prev;
+  t->run_next = t->run_prev = -1;
+  if (lru) psu_lru_del(tasks, i, a);
+  if (a->head[p] < 0) psu_clear_bit(a, p);
+  t->array = -1;
+}
 
 static inline int psu_find_first_bit(const psPrioArray *a) {
   for (int w = 0; w < PS_BITMAP_WORDS; w++)
