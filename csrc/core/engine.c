@@ -710,6 +710,8 @@ static void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
     int c = __builtin_ctzll(fresh);
     psCpu *cpu = &d->cpu[c];
     if (d->task[cpu->curr].is_idle || cpu->need_resched || d->jiffies >= end_jiffies) continue;
+    /* a burst that ends by the tick after next settles the CPU by then */
+    if (d->burst_end_ns[c] < d->next_tick_ns[c] + m->tick_ns) continue;
     int64_t k = before_sample(m, d, (int64_t)(end_jiffies - d->jiffies));
     if (k < 2) continue;
     int64_t n = m->hooks.tick_batch(m, d, c, k, 0);

@@ -135,12 +135,29 @@ int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
   }
 }
 
+/* The first jiffy after d->jiffies that BUSY_REBALANCE_TICK divides, kept
+ * in the runqueue (rebalance_at): a busy CPU asks at every tick, and
+ * tick_batch for every stretch of ticks, and a division costs tens of
+ * cycles. */
+static uint64_t busy_rebalance_after(const psModel *m, psData *d, int cpu) {
+  uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
+  uint64_t j = d->jiffies;
+  o1_runqueue *rq = o1_rq(m, d, cpu);
+  if (rq->rebalance_every != busy || j >= rq->rebalance_at || j + busy < rq->rebalance_at) {
+    rq->rebalance_at = j - j % busy + busy;
+    rq->rebalance_every = busy;
+  }
+  return rq->rebalance_at;
+}
+
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   uint64_t j = d->jiffies;
   /* IDLE_REBALANCE_TICK and BUSY_REBALANCE_TICK follow cache_decay_ticks */
   const int64_t *ticks = &m->param[o1_family_of(m)->p_cache_decay_ticks + 1];
-  /* an idle CPU balances every IDLE_REBALANCE_TICK, but with idle=0 */
-  if (j % (uint64_t)ticks[idle ? 0 : 1]) return;
+  /* an idle CPU balances every IDLE_REBALANCE_TICK, but with idle=0; a
+   * busy one when BUSY_REBALANCE_TICK divides j */
+  if (idle ? j % (uint64_t)ticks[0] != 0 : busy_rebalance_after(m, d, cpu) - (uint64_t)ticks[1] != j)
+    return;
   /* The exact skip.  find_busiest_queue reads nothing but runqueue lengths
    * and this CPU's prev_cpu_load[], which it sets to those lengths.  So
    * once a scan found no busiest queue with prev_cpu_load[] already equal
@@ -158,15 +175,7 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
 
 int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu) {
   if (m->ncpu == 1) return INT64_MAX;
-  uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
-  uint64_t j = d->jiffies;
-  o1_runqueue *rq = o1_rq(m, d, cpu);
-  /* the balancing tick is the first jiffy after j that busy divides */
-  if (rq->rebalance_every != busy || j >= rq->rebalance_at || j + busy < rq->rebalance_at) {
-    rq->rebalance_at = j - j % busy + busy;
-    rq->rebalance_every = busy;
-  }
-  return (int64_t)(rq->rebalance_at - 1 - j);
+  return (int64_t)(busy_rebalance_after(m, d, cpu) - 1 - d->jiffies);
 }
 
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {

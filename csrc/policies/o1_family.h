@@ -62,10 +62,9 @@ typedef struct o1_runqueue {
   uint64_t balance_gen;
   int32_t balance_steady;
   int32_t pad;
-  /* o1_ticks_before_rebalance's memory: the first jiffy after the last it
-   * was asked at that is a multiple of `every` (BUSY_REBALANCE_TICK then),
-   * 0 before it is asked: tick_batch asks it for every stretch of ticks,
-   * and a division costs tens of cycles. */
+  /* The first jiffy after the last one asked about that is a multiple of
+   * `every` (BUSY_REBALANCE_TICK then), 0 before the first question
+   * (balance_o1.c, busy_rebalance_after). */
   uint64_t rebalance_at, rebalance_every;
 } o1_runqueue;
 
