@@ -717,7 +717,6 @@ static void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
     int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
     if (n < 2) continue;  /* one tick deferred saves nothing */
     cpu->defer_n = n;
-    cpu->defer_from_ns = d->next_tick_ns[c];
     cpu->defer_asked_ns = d->now_ns;
     cpu->defer_jiffies = d->jiffies;
     d->next_tick_ns[c] += n * m->tick_ns;
@@ -731,7 +730,7 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
   if (k > cpu->defer_n) k = cpu->defer_n;
   d->cpus_deferred &= ~(1ULL << c);
   cpu->defer_n = 0;
-  d->next_tick_ns[c] = cpu->defer_from_ns + k * m->tick_ns;
+  d->next_tick_ns[c] = ps_jiffy_time(m, cpu->defer_jiffies + 1 + (uint64_t)k);
   if (!k) return;
   int64_t now = d->now_ns;
   uint64_t jiffies = d->jiffies;

@@ -94,10 +94,10 @@ typedef struct psCpu {
   int64_t ticks, busy_ticks;
   int64_t busy_ns;
   /* Deferred ticks (engine.c, defer_ticks): the defer_n ticks after
-   * jiffy defer_jiffies (the next of them at defer_from_ns) have happened,
-   * or will, without the policy's tick; ps_catch_up applies those due, as
-   * the policy said at defer_asked_ns it could at once.  0 between runs. */
-  int64_t defer_n, defer_from_ns, defer_asked_ns;
+   * jiffy defer_jiffies have happened, or will, without the policy's tick;
+   * ps_catch_up applies those due, as the policy said at defer_asked_ns
+   * it could at once.  0 between runs. */
+  int64_t defer_n, defer_asked_ns;
   uint64_t defer_jiffies;
 } psCpu;
 
