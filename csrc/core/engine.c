@@ -643,11 +643,10 @@ static int64_t before_sample(const psModel *m, const psData *d, int64_t k) {
  * count), and they are accounted as deliver_ticks would have one by one.
  * A tick at the instant an event or the end of a burst falls due may be
  * among them: deliver_ticks runs before both at an instant.  No series
- * sample may fall among them. */
-static void batch_ticks(const psModel *m, psData *d, int64_t t_end) {
+ * sample may fall among them.  e: the earliest event, or NULL. */
+static void batch_ticks(const psModel *m, psData *d, int64_t t_end, const psEvt *e) {
   if ((m->ncpu > 1 && m->stagger_ticks) || d->cpus_deferred) return;
   int64_t next = d->next_tick_ns[0], limit = t_end;
-  const psEvt *e = psu_evq_top(&d->evq);
   if (e && e->time_ns < limit) limit = e->time_ns;
   if (limit - next < m->tick_ns) return;  /* not two ticks */
   for (int c = 0; c < m->ncpu; c++) {
@@ -835,10 +834,11 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
       sync_all(m, d);
       return 1;
     }
-    batch_ticks(m, d, t_end);
+    /* the earliest event: the ticks batched before it queue none */
+    const psEvt *e = psu_evq_top(&d->evq);
+    batch_ticks(m, d, t_end, e);
     psDue u = next_due(m, d);
     int64_t t = u.tick < u.burst_end ? u.tick : u.burst_end;
-    const psEvt *e = psu_evq_top(&d->evq);
     if (e && e->time_ns < t) t = e->time_ns;
     if (t > t_end) {
       advance_to(m, d, t_end);

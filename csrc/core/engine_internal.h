@@ -46,11 +46,16 @@ static inline void ps_count_action(psData *d) {
   if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT) ps_livelock(d);
 }
 
-/* Queue a timer or I/O completion of task p at t (inline: every sleep
- * queues one). */
+/* Queue an I/O completion of task p at t. */
 static inline void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
   psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
   if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
+}
+/* Queue task p's timer at jiffy j (inline: every sleep queues one).  The
+ * queue's buckets are one tick wide: the timer's slot is j. */
+static inline void ps_push_timer(const psModel *m, psData *d, uint64_t j, const psTask *p) {
+  psEvt e = {ps_jiffy_time(m, j), PS_EV_TIMER, ps_index(d, p), p->pid, 0};
+  if (psu_evq_push_slot(&d->evq, e, (int64_t)j)) ps_fail(d, "out of memory queueing an event");
 }
 /* Keep one timed-op call's record (trace.h). */
 void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r);

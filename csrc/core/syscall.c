@@ -11,7 +11,7 @@ static void do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
   uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
   if (j <= d->jiffies) j = d->jiffies + 1;
   p->state = PS_TASK_INTERRUPTIBLE;
-  ps_push_task_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, p);
+  ps_push_timer(m, d, j, p);
 }
 
 /* A timer to an absolute time t > now: it expires at the first tick at or
@@ -20,7 +20,7 @@ static int64_t do_sleep_until(const psModel *m, psData *d, psTask *p, int64_t t)
   uint64_t j = (uint64_t)((t + m->tick_ns - 1) / m->tick_ns);
   if (j <= d->jiffies) j = d->jiffies + 1;
   p->state = PS_TASK_INTERRUPTIBLE;
-  ps_push_task_event(d, ps_jiffy_time(m, j), PS_EV_TIMER, p);
+  ps_push_timer(m, d, j, p);
   return ps_jiffy_time(m, j);
 }
 

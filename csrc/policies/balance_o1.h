@@ -9,8 +9,4 @@
  * from (find_busiest_queue found none). */
 int o1_load_balance(const psModel *m, psData *d, int cpu, int idle);
 
-/* try_to_wake_up step 1: a sync wakeup by a task on another CPU moves the
- * (not queued) wakee to the waker's CPU if its affinity allows. */
-void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker);
-
 #endif

@@ -6,34 +6,21 @@
 
 #include "balance_o1.h"
 
-/* ---- runqueue primitives (§4) ---- */
-
-void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio) {
-  if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
-  p->prio = prio;
-}
-
 /* ---- shared pieces ---- */
 
-uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker, uint32_t credit,
-                         uint32_t max, int back_boost, int *requeue_waker) {
+uint32_t o1_credit_overflow(const psModel *m, psData *d, psTask *p, psTask *waker,
+                            int32_t sleep_avg, uint32_t max, int *requeue_waker) {
   o1_sched *ps = o1_sched_of(p);
-  int32_t sleep_avg = (int32_t)(ps->sleep_avg + credit);
-  *requeue_waker = 0;
-  if (sleep_avg <= (int32_t)max) return (uint32_t)sleep_avg;
-  /* the overflow goes to a process-context waker (not in_interrupt()) */
-  if (back_boost && waker) {
-    o1_sched *ws = o1_sched_of(waker);
-    sleep_avg += (int32_t)ws->sleep_avg - (int32_t)max;
-    if (sleep_avg > (int32_t)max) sleep_avg = (int32_t)max;
-    if (ws->sleep_avg != (uint32_t)sleep_avg) {
-      int64_t amount = (int64_t)sleep_avg - ws->sleep_avg;
-      ws->sleep_avg = (uint32_t)sleep_avg;
-      ws->bonus_received += amount;
-      ps->bonus_given += amount;
-      ps_log(m, d, PS_EVT_BACKBOOST, waker->cpu, waker, p->pid, waker->prio, amount);
-      *requeue_waker = 1;
-    }
+  o1_sched *ws = o1_sched_of(waker);
+  sleep_avg += (int32_t)ws->sleep_avg - (int32_t)max;
+  if (sleep_avg > (int32_t)max) sleep_avg = (int32_t)max;
+  if (ws->sleep_avg != (uint32_t)sleep_avg) {
+    int64_t amount = (int64_t)sleep_avg - ws->sleep_avg;
+    ws->sleep_avg = (uint32_t)sleep_avg;
+    ws->bonus_received += amount;
+    ps->bonus_given += amount;
+    ps_log(m, d, PS_EVT_BACKBOOST, waker->cpu, waker, p->pid, waker->prio, amount);
+    *requeue_waker = 1;
   }
   return max;
 }
@@ -114,26 +101,13 @@ psTask *o1_pick_next(const psModel *m, psData *d, int cpu) {
   return &d->task[array->head[psu_find_first_bit(array)]];
 }
 
-/* try_to_wake_up, steps 2-4 and 6 (§5.4). */
-int o1_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  const o1_family *f = o1_family_of(m);
-  if (sync) o1_sync_fast_migrate(m, d, p, waker);
-  o1_runqueue *rq = o1_rq(m, d, p->cpu);
-  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
-  if (sync && !o1_param(m, f->p_sync_wakeup_credit, 0)) {
-    o1_activate_plain(m, d, p);
-    return 0;
-  }
-  int requeue_waker = f->activate_task(m, d, p, waker);
-  int preempt = p->prio < ps_curr(d, p->cpu)->prio;
-  if (requeue_waker) {
-    /* the waker drops to the tail of its (new) prio list in the same array */
-    int array = o1_array(waker);
-    o1_dequeue_task(m, d, waker);
-    o1_set_prio(m, d, waker, f->effective_prio(m, waker));
-    o1_enqueue_task(m, d, waker, array);
-  }
-  return preempt;
+/* o1_wakeup_with's back-boost: the waker drops to the tail of its (new)
+ * prio list in the same array. */
+void o1_requeue_waker(const psModel *m, psData *d, psTask *waker) {
+  int array = o1_array(waker);
+  o1_dequeue_task(m, d, waker);
+  o1_set_prio(m, d, waker, o1_family_of(m)->effective_prio(m, waker));
+  o1_enqueue_task(m, d, waker, array);
 }
 
 /* sched_exit (§5.7), when the zombie p is reaped. */

@@ -122,7 +122,10 @@ static inline uint32_t o1_jiffies(const psData *d) { return (uint32_t)d->jiffies
 
 /* ---- runqueue primitives (§4) ---- */
 /* p->prio = prio, logged when it changes */
-void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio);
+static inline void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio) {
+  if (p->prio != prio) ps_log(m, d, PS_EVT_PRIO, p->cpu, p, -1, prio, p->prio);
+  p->prio = prio;
+}
 
 /* ---- shared pieces of the members' hooks ---- */
 /* activate_task's bk4 sleep credit (§5.5) once credit > 0: the wakee's new
@@ -130,8 +133,18 @@ void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio);
  * the overflow handed to a process-context waker when back_boost is on
  * (logged and counted).  Sets *requeue_waker when the waker's sleep_avg
  * changed.  2.5.64's unsigned sum differs only beyond 2^31 ticks. */
-uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker, uint32_t credit,
-                         uint32_t max, int back_boost, int *requeue_waker);
+uint32_t o1_credit_overflow(const psModel *m, psData *d, psTask *p, psTask *waker,
+                            int32_t sleep_avg, uint32_t max, int *requeue_waker);
+/* inline to the back-boost, which the rare wakeup by a task makes */
+static inline uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker,
+                                       uint32_t credit, uint32_t max, int back_boost,
+                                       int *requeue_waker) {
+  int32_t sleep_avg = (int32_t)(o1_sched_of(p)->sleep_avg + credit);
+  *requeue_waker = 0;
+  if (sleep_avg <= (int32_t)max) return (uint32_t)sleep_avg;
+  if (!back_boost || !waker) return max;
+  return o1_credit_overflow(m, d, p, waker, sleep_avg, max, requeue_waker);
+}
 /* copy_process's slice split (§5.6): the child takes (slice + 1) / 2, the
  * parent keeps slice / 2; the child's first slice starts now, unqueued; and
  * do_fork's need_resched on the parent, so that the child may run first.
@@ -148,6 +161,10 @@ void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice);
 /* rebalance_tick(rq, idle) at the end of scheduler_tick (balance_o1.c);
  * nothing on one CPU, tested here because it runs every tick. */
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle);
+/* try_to_wake_up step 1 (balance_o1.c): a sync wakeup by a task on another
+ * CPU moves the (not queued) wakee to the waker's CPU if its affinity
+ * allows. */
+void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker);
 /* How many ticks after the current jiffy come before the next at which a
  * busy CPU balances (INT64_MAX on one CPU): what tick_batch may take. */
 int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu);
@@ -189,12 +206,32 @@ static inline void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int i
   if (m->ncpu > 1) o1_rebalance(m, d, cpu, idle);
 }
 
+/* try_to_wake_up, steps 2-4 and 6 (§5.4), with the member's activate_task
+ * (o1_family.activate_task) inline: each member's wakeup hook is this with
+ * its own, the calls a wakeup makes saved (every sleeper's wakeup runs it). */
+void o1_requeue_waker(const psModel *m, psData *d, psTask *waker);
+static inline int o1_wakeup_with(const psModel *m, psData *d, psTask *p, psTask *waker, int sync,
+                                 int (*activate_task)(const psModel *, psData *, psTask *,
+                                                      psTask *)) {
+  const o1_family *f = o1_family_of(m);
+  if (sync) o1_sync_fast_migrate(m, d, p, waker);
+  o1_runqueue *rq = o1_rq(m, d, p->cpu);
+  if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
+  if (sync && !o1_param(m, f->p_sync_wakeup_credit, 0)) {
+    o1_activate_plain(m, d, p);
+    return 0;
+  }
+  int requeue_waker = activate_task(m, d, p, waker);
+  int preempt = p->prio < ps_curr(d, p->cpu)->prio;
+  if (requeue_waker) o1_requeue_waker(m, d, waker);
+  return preempt;
+}
+
 /* ---- hooks the members share as they are ---- */
 void o1_init_rq(const psModel *m, psData *d, int cpu);
 void o1_put_prev(const psModel *m, psData *d, psTask *prev);
 void o1_deactivate(const psModel *m, psData *d, psTask *prev);
 psTask *o1_pick_next(const psModel *m, psData *d, int cpu);
-int o1_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync);
 void o1_task_exit(const psModel *m, psData *d, psTask *p, psTask *parent);
 void o1_set_nice(const psModel *m, psData *d, psTask *p, int nice);
 void o1_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt_priority);
@@ -213,7 +250,7 @@ extern const psColumn o1_queue_columns[3];
 /* The hooks above in a member's psHooks initializer, and the queue columns
  * in its psPolicy initializer. */
 #define O1_FAMILY_HOOKS                                                                  \
-  .init_rq = o1_init_rq, .task_exit = o1_task_exit, .wakeup = o1_wakeup,                 \
+  .init_rq = o1_init_rq, .task_exit = o1_task_exit,                                      \
   .put_prev = o1_put_prev, .deactivate = o1_deactivate, .pick_next = o1_pick_next,       \
   .set_nice = o1_set_nice, .set_scheduler = o1_set_scheduler, .migrate = o1_migrate,     \
   .dump = o1_dump, .check = o1_check

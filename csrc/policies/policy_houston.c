@@ -110,7 +110,9 @@ static void update_run_avg_running(const psModel *m, psData *d, psTask *p) {
 /* activate_task, bk4 with the patch's hunk: the sleep is measured from
  * run_avg_timestamp; run_avg decays over it, prio follows, and the slice is
  * cut to what the new prio allows. */
-static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) {
+/* always inline: in the wakeup hook below, every wakeup runs it */
+__attribute__((always_inline)) static inline int activate_task(const psModel *m, psData *d, psTask *p,
+                                                                psTask *waker) {
   h_task *pt = H(p);
   uint32_t max = (uint32_t)P(max_sleep_avg);
   uint32_t sleep_time = o1_jiffies(d) - pt->run_avg_timestamp;
@@ -129,6 +131,11 @@ static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) 
   }
   o1_activate_plain(m, d, p);
   return requeue_waker;
+}
+
+/* try_to_wake_up's policy part, with this activate_task inline */
+static int wakeup_h(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
+  return o1_wakeup_with(m, d, p, waker, sync, activate_task);
 }
 
 /* fairness_update: re-evaluate the tasks that have waited longest without
@@ -423,6 +430,7 @@ const psPolicy ps_policy_houston = {
     .family = &h_fam,
     .hooks = {
         O1_FAMILY_HOOKS,
+        .wakeup = wakeup_h,
         .check_init = check_init_h,
         .retune = retune_h,
         .configure = configure_h,

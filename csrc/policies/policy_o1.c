@@ -135,7 +135,9 @@ static int64_t f_expired_starving(const psModel *m, const int64_t *a) {
 /* activate_task (§5.5): credit the sleep since last_run, maybe back-boost
  * the waker, recompute prio, enqueue in the active array.  Returns
  * requeue_waker. */
-static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) {
+/* always inline: in the wakeup hook below, every wakeup runs it */
+__attribute__((always_inline)) static inline int activate_task(const psModel *m, psData *d, psTask *p,
+                                                                psTask *waker) {
   o1_task *pt = O1(p);
   uint32_t now = o1_jiffies(d);
   uint32_t max = (uint32_t)P(max_sleep_avg);
@@ -160,6 +162,11 @@ static int activate_task(const psModel *m, psData *d, psTask *p, psTask *waker) 
   }
   o1_activate_plain(m, d, p);
   return requeue_waker;
+}
+
+/* try_to_wake_up's policy part, with this activate_task inline */
+static int wakeup_o1(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
+  return o1_wakeup_with(m, d, p, waker, sync, activate_task);
 }
 
 /* ---- hooks ---- */
@@ -371,6 +378,7 @@ const psPolicy ps_policy_o1 = {
     .family = &o1_fam,
     .hooks = {
         O1_FAMILY_HOOKS,
+        .wakeup = wakeup_o1,
         .check_init = o1_check_init,
         .retune = o1_retune,
         .configure = configure_o1,
