@@ -313,40 +313,15 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
   }
 }
 
-void ps_run_program(const psModel *m, psData *d, int32_t ti) {
+/* The general interpreter loop: every op, through psu_program_next and
+ * dispatch. */
+static void run_program_general(const psModel *m, psData *d, int32_t ti) {
   int cpu = d->task[ti].cpu;
-  /* a task's program never changes (a fork gives the child its own) */
   const psProgram *prog = &m->progs[d->task[ti].ps.prog];
-  int32_t prog_end = prog->first + prog->n;
   while (!d->failed) {
     ps_count_action(d);
     if (d->failed) return;
     psTask *p = &d->task[ti];
-    if (p->ps.pc < prog_end) {
-      /* The ops of most programs' loops -- run, sleep, end -- carried out
-       * here as psu_program_next and dispatch would, without the request
-       * between them: a third of the interpreter's instructions in a
-       * wakeup-heavy run. */
-      const psOp *o = &m->ops[p->ps.pc];
-      if (o->kind == PS_OP_RUN) {
-        p->ps.pc++;
-        p->burst_left_ns = psu_dist_sample(&o->d, &p->rng);
-        if (p->burst_left_ns > 0) return;
-        if (d->cpu[cpu].need_resched) return;
-        continue;
-      }
-      if (o->kind == PS_OP_SLEEP) {
-        p->ps.pc++;
-        do_sleep(m, d, p, psu_dist_sample(&o->d, &p->rng));
-        ps_resched_cpu(d, p->cpu);
-        return;
-      }
-      if (o->kind == PS_OP_END) {
-        psu_loop_end(&p->ps, o);
-        if (d->cpu[cpu].need_resched) return;
-        continue;
-      }
-    }
     psSyscall sc = psu_program_next(m->ops, prog, &p->ps, &p->rng);
     int rc = dispatch(m, d, ti, &sc);
     if (rc < 0) {
@@ -358,6 +333,42 @@ void ps_run_program(const psModel *m, psData *d, int32_t ti) {
     /* a syscall that asked for a reschedule returns through schedule() */
     if (d->cpu[cpu].need_resched) return;
   }
+}
+
+void ps_run_program(const psModel *m, psData *d, int32_t ti) {
+  /* The ops of most programs' loops -- run, sleep, end -- carried out here
+   * as psu_program_next and dispatch would, without the request between
+   * them, in a loop that makes no call but the sleep's last one (a third
+   * of the interpreter's instructions in a wakeup-heavy run were the
+   * requests, a sixth the general loop's register saves); any other op
+   * goes to the general loop. */
+  int cpu = d->task[ti].cpu;
+  /* a task's program never changes (a fork gives the child its own) */
+  const psProgram *prog = &m->progs[d->task[ti].ps.prog];
+  int32_t prog_end = prog->first + prog->n;
+  while (!d->failed) {
+    psTask *p = &d->task[ti];
+    if (p->ps.pc >= prog_end) break;
+    const psOp *o = &m->ops[p->ps.pc];
+    if (o->kind != PS_OP_RUN && o->kind != PS_OP_SLEEP && o->kind != PS_OP_END) break;
+    ps_count_action(d);
+    if (d->failed) return;
+    if (o->kind == PS_OP_RUN) {
+      p->ps.pc++;
+      p->burst_left_ns = psu_dist_sample(&o->d, &p->rng);
+      if (p->burst_left_ns > 0) return;
+      if (d->cpu[cpu].need_resched) return;
+    } else if (o->kind == PS_OP_SLEEP) {
+      p->ps.pc++;
+      ps_resched_cpu(d, p->cpu);
+      do_sleep(m, d, p, psu_dist_sample(&o->d, &p->rng));
+      return;
+    } else {
+      psu_loop_end(&p->ps, o);
+      if (d->cpu[cpu].need_resched) return;
+    }
+  }
+  run_program_general(m, d, ti);
 }
 
 int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall *sc, char *err,
