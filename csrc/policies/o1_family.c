@@ -101,7 +101,7 @@ psTask *o1_pick_next(const psModel *m, psData *d, int cpu) {
   return &d->task[array->head[psu_find_first_bit(array)]];
 }
 
-/* o1_wakeup_with's back-boost: the waker drops to the tail of its (new)
+/* o1_wakeup_end's back-boost: the waker drops to the tail of its (new)
  * prio list in the same array. */
 void o1_requeue_waker(const psModel *m, psData *d, psTask *waker) {
   int array = o1_array(waker);

@@ -206,22 +206,27 @@ static inline void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int i
   if (m->ncpu > 1) o1_rebalance(m, d, cpu, idle);
 }
 
-/* try_to_wake_up, steps 2-4 and 6 (§5.4), with the member's activate_task
- * (o1_family.activate_task) inline: each member's wakeup hook is this with
- * its own, the calls a wakeup makes saved (every sleeper's wakeup runs it). */
-void o1_requeue_waker(const psModel *m, psData *d, psTask *waker);
-static inline int o1_wakeup_with(const psModel *m, psData *d, psTask *p, psTask *waker, int sync,
-                                 int (*activate_task)(const psModel *, psData *, psTask *,
-                                                      psTask *)) {
-  const o1_family *f = o1_family_of(m);
+/* try_to_wake_up, steps 2-4 and 6 (§5.4), in two inline halves around the
+ * member's own activate_task, so that each member's wakeup hook makes no
+ * call a wakeup does not need (every sleeper's wakeup runs it):
+ *   if (o1_wakeup_begin(m, d, p, waker, sync)) return 0;
+ *   return o1_wakeup_end(m, d, p, waker, activate_task(m, d, p, waker));
+ * begin returns 1 when a sync wakeup without credit activated p plainly. */
+static inline int o1_wakeup_begin(const psModel *m, psData *d, psTask *p, psTask *waker,
+                                  int sync) {
   if (sync) o1_sync_fast_migrate(m, d, p, waker);
   o1_runqueue *rq = o1_rq(m, d, p->cpu);
   if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible--;
-  if (sync && !o1_param(m, f->p_sync_wakeup_credit, 0)) {
+  if (sync && !o1_param(m, o1_family_of(m)->p_sync_wakeup_credit, 0)) {
     o1_activate_plain(m, d, p);
-    return 0;
+    return 1;
   }
-  int requeue_waker = activate_task(m, d, p, waker);
+  return 0;
+}
+void o1_requeue_waker(const psModel *m, psData *d, psTask *waker);
+/* Whether p preempts its CPU's task; the waker requeued after a back-boost. */
+static inline int o1_wakeup_end(const psModel *m, psData *d, psTask *p, psTask *waker,
+                                int requeue_waker) {
   int preempt = p->prio < ps_curr(d, p->cpu)->prio;
   if (requeue_waker) o1_requeue_waker(m, d, waker);
   return preempt;

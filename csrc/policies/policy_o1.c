@@ -166,7 +166,8 @@ __attribute__((always_inline)) static inline int activate_task(const psModel *m,
 
 /* try_to_wake_up's policy part, with this activate_task inline */
 static int wakeup_o1(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  return o1_wakeup_with(m, d, p, waker, sync, activate_task);
+  if (o1_wakeup_begin(m, d, p, waker, sync)) return 0;
+  return o1_wakeup_end(m, d, p, waker, activate_task(m, d, p, waker));
 }
 
 /* ---- hooks ---- */
