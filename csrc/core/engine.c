@@ -806,7 +806,7 @@ _Static_assert(PS_MAX_CPUS <= 64, "cpus_due holds one bit per CPU");
  * due behind the pass waits for the next pass, one ahead of it is reached
  * in this one -- as passes over every CPU until one is quiet would go, the
  * CPUs not due having nothing to do. */
-static void resolve(const psModel *m, psData *d) {
+__attribute__((always_inline)) static inline void resolve(const psModel *m, psData *d) {
   while (d->cpus_due && !d->failed) {
     for (int c = -1;;) {
       uint64_t ahead = c < 63 ? d->cpus_due & (~0ULL << (c + 1)) : 0;
