@@ -314,8 +314,9 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
 }
 
 /* The general interpreter loop: every op, through psu_program_next and
- * dispatch. */
-static void run_program_general(const psModel *m, psData *d, int32_t ti) {
+ * dispatch.  Never inline: ps_run_program's fast loop would carry its
+ * register saves. */
+__attribute__((noinline)) static void run_program_general(const psModel *m, psData *d, int32_t ti) {
   int cpu = d->task[ti].cpu;
   const psProgram *prog = &m->progs[d->task[ti].ps.prog];
   while (!d->failed) {

@@ -195,6 +195,36 @@ static int task_spawn_o1(const psModel *m, psData *d, psTask *p) {
   return p->prio < ps_curr(d, p->cpu)->prio;
 }
 
+/* scheduler_tick's end of a SCHED_NORMAL task's slice (§5.1): a new prio
+ * and slice, then back in active if it is interactive and nothing starves,
+ * else in expired.  Out of line, so that tick_o1's every-tick path saves
+ * no registers. */
+__attribute__((noinline)) static void expire_o1(const psModel *m, psData *d, int cpu,
+                                                o1_runqueue *rq, psTask *p) {
+  o1_task *pt = O1(p);
+  o1_dequeue_task(m, d, p);
+  ps_resched_cpu(d, cpu);
+  o1_set_prio(m, d, p, effective_prio(m, p));
+  p->time_slice = task_timeslice(m, p);
+  pt->sched.first_time_slice = 0;
+  int interactive = task_interactive_of(m, p->prio, p->static_prio);
+  int starving = expired_starving(m, rq->expired_timestamp, o1_jiffies(d), rq->nr_running);
+  if (!interactive || starving) {
+    if (!rq->expired_timestamp) rq->expired_timestamp = o1_jiffies(d);
+    o1_enqueue_task(m, d, p, !rq->active);
+    pt->nr_expired++;
+    if (interactive) {
+      d->warn[PS_WARN_STARVING]++;
+      ps_log(m, d, PS_EVT_STARVING, cpu, p, -1, p->prio, rq->nr_running);
+    }
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 1);
+  } else {
+    o1_enqueue_task(m, d, p, rq->active);
+    pt->nr_reinserted++;
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
+  }
+}
+
 /* scheduler_tick (§5.1), charged to the CPU's current task. */
 static void tick_o1(const psModel *m, psData *d, int cpu) {
   o1_runqueue *rq = o1_rq(m, d, cpu);
@@ -215,29 +245,7 @@ static void tick_o1(const psModel *m, psData *d, int cpu) {
     goto out;
   }
   if (!P(tick_decay_rt) && pt->sched.sleep_avg) pt->sched.sleep_avg--;
-  if (!--p->time_slice) {
-    o1_dequeue_task(m, d, p);
-    ps_resched_cpu(d, cpu);
-    o1_set_prio(m, d, p, effective_prio(m, p));
-    p->time_slice = task_timeslice(m, p);
-    pt->sched.first_time_slice = 0;
-    int interactive = task_interactive_of(m, p->prio, p->static_prio);
-    int starving = expired_starving(m, rq->expired_timestamp, o1_jiffies(d), rq->nr_running);
-    if (!interactive || starving) {
-      if (!rq->expired_timestamp) rq->expired_timestamp = o1_jiffies(d);
-      o1_enqueue_task(m, d, p, !rq->active);
-      pt->nr_expired++;
-      if (interactive) {
-        d->warn[PS_WARN_STARVING]++;
-        ps_log(m, d, PS_EVT_STARVING, cpu, p, -1, p->prio, rq->nr_running);
-      }
-      ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 1);
-    } else {
-      o1_enqueue_task(m, d, p, rq->active);
-      pt->nr_reinserted++;
-      ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
-    }
-  }
+  if (!--p->time_slice) expire_o1(m, d, cpu, rq, p);
 out:
   o1_rebalance_tick(m, d, cpu, 0);
 }
