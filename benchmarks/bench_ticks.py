@@ -22,10 +22,15 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
       visits every task (the O(n) that O(1) removed), so its cost per tick
       grows with K; 2.5's does not
   (h) a hog and 10 interactive tasks (as in (c)) pinned to each CPU, on
-      1, 8 and 64 CPUs: ns per context switch, and its ratio to 1 CPU's
-      (target <= 1.3x at 64 CPUs).  Some sleeper wakes at nearly every tick
-      on 64 CPUs, so the CPUs never batch ticks together: each busy CPU
-      defers its own (psPolicy.tick_batch_local)
+      1, 8 and 64 CPUs: ns per context switch, and its ratio to 1 CPU's.
+      Some sleeper wakes at nearly every tick on 64 CPUs, so the CPUs never
+      batch ticks together: each busy CPU defers its own
+      (psPolicy.tick_batch_local).  The tasks grow with the CPUs: 11 fit
+      in L1, 704 do not
+  (i) (h)'s 704 tasks of 64 CPUs -- 64 hogs, 640 interactive -- pinned
+      round robin over 1, 8 and 64 CPUs: ns per context switch with the
+      workload held fixed, what the CPU count alone costs (target <= 1.3x
+      at 64 CPUs)
   (g) cases (a) and (b) under the policies written in Python
       (pysched.examples.RoundRobin, SleepCredit): a Python call per hook
   (a, C) with --c-policy FILE: case (a) under each preset of a C policy
@@ -101,6 +106,21 @@ def pinned(cpus):
             for i in range(10):
                 sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=ps.uniform(50, 150)).end(),
                           name=f"i{c}.{i}", cpu=c, cpus_allowed=[c])
+        return sim
+    return build
+
+
+def spread(cpus):
+    """(i): the same 704 tasks of (h) on 64 CPUs -- 64 hogs and 640
+    interactive tasks -- pinned round robin over `cpus` CPUs."""
+    def build():
+        sim = ps.Simulator(PRESET, cpus=cpus, latencies=False)
+        for h in range(64):
+            c = h % cpus
+            sim.spawn(ps.programs.cpu_hog(), name=f"hog{h}", cpu=c, cpus_allowed=[c])
+            for i in range(10):
+                sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=ps.uniform(50, 150)).end(),
+                          name=f"i{h}.{i}", cpu=c, cpus_allowed=[c])
         return sim
     return build
 
@@ -216,6 +236,13 @@ def main(argv=None):
         per_switch[cpus] = 1e9 / (rate * activity[0])
         print(f"    {cpus:2} CPUs: {per_switch[cpus]:6.1f} ns   ({per_switch[cpus] / per_switch[1]:.2f}x 1 CPU)"
               f"   sw per CPU-tick {activity[0] / cpus:.3f}")
+    print("\n(i) the same 64 hogs + 640 interactive tasks pinned over 1, 8, 64 CPUs: ns per switch")
+    spread_switch = {}
+    for cpus in (1, 8, 64):
+        rate, _, _, activity = ticks_per_second(spread(cpus), min_s, args.reps)
+        spread_switch[cpus] = 1e9 / (rate * activity[0])
+        print(f"    {cpus:2} CPUs: {spread_switch[cpus]:6.1f} ns   "
+              f"({spread_switch[cpus] / spread_switch[1]:.2f}x 1 CPU)   sw per tick {activity[0]:.2f}")
     print("\n(g) policies written in Python: simulated ticks per second")
     for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
