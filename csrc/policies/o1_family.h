@@ -135,13 +135,14 @@ static inline void o1_set_prio(const psModel *m, psData *d, psTask *p, int prio)
  * changed.  2.5.64's unsigned sum differs only beyond 2^31 ticks. */
 uint32_t o1_credit_overflow(const psModel *m, psData *d, psTask *p, psTask *waker,
                             int32_t sleep_avg, uint32_t max, int *requeue_waker);
-/* inline to the back-boost, which the rare wakeup by a task makes */
+/* inline but for the back-boost, which only a wakeup by a task can make */
 static inline uint32_t o1_credit_sleep(const psModel *m, psData *d, psTask *p, psTask *waker,
                                        uint32_t credit, uint32_t max, int back_boost,
                                        int *requeue_waker) {
   int32_t sleep_avg = (int32_t)(o1_sched_of(p)->sleep_avg + credit);
   *requeue_waker = 0;
   if (sleep_avg <= (int32_t)max) return (uint32_t)sleep_avg;
+  /* the overflow goes to a process-context waker (not in_interrupt()) */
   if (!back_boost || !waker) return max;
   return o1_credit_overflow(m, d, p, waker, sleep_avg, max, requeue_waker);
 }

@@ -109,10 +109,10 @@ static void update_run_avg_running(const psModel *m, psData *d, psTask *p) {
 
 /* activate_task, bk4 with the patch's hunk: the sleep is measured from
  * run_avg_timestamp; run_avg decays over it, prio follows, and the slice is
- * cut to what the new prio allows. */
-/* always inline: in the wakeup hook below, every wakeup runs it */
-__attribute__((always_inline)) static inline int activate_task(const psModel *m, psData *d, psTask *p,
-                                                                psTask *waker) {
+ * cut to what the new prio allows.  Always inline: every wakeup runs it, in
+ * the wakeup hook below. */
+__attribute__((always_inline)) static inline int activate_task(const psModel *m, psData *d,
+                                                               psTask *p, psTask *waker) {
   h_task *pt = H(p);
   uint32_t max = (uint32_t)P(max_sleep_avg);
   uint32_t sleep_time = o1_jiffies(d) - pt->run_avg_timestamp;

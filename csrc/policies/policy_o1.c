@@ -134,10 +134,10 @@ static int64_t f_expired_starving(const psModel *m, const int64_t *a) {
 
 /* activate_task (§5.5): credit the sleep since last_run, maybe back-boost
  * the waker, recompute prio, enqueue in the active array.  Returns
- * requeue_waker. */
-/* always inline: in the wakeup hook below, every wakeup runs it */
-__attribute__((always_inline)) static inline int activate_task(const psModel *m, psData *d, psTask *p,
-                                                                psTask *waker) {
+ * requeue_waker.  Always inline: every wakeup runs it, in the wakeup hook
+ * below. */
+__attribute__((always_inline)) static inline int activate_task(const psModel *m, psData *d,
+                                                               psTask *p, psTask *waker) {
   o1_task *pt = O1(p);
   uint32_t now = o1_jiffies(d);
   uint32_t max = (uint32_t)P(max_sleep_avg);
@@ -197,8 +197,8 @@ static int task_spawn_o1(const psModel *m, psData *d, psTask *p) {
 
 /* scheduler_tick's end of a SCHED_NORMAL task's slice (§5.1): a new prio
  * and slice, then back in active if it is interactive and nothing starves,
- * else in expired.  Out of line, so that tick_o1's every-tick path saves
- * no registers. */
+ * else in expired.  Out of line, so that tick_o1's every-tick path does
+ * not carry its register saves. */
 __attribute__((noinline)) static void expire_o1(const psModel *m, psData *d, int cpu,
                                                 o1_runqueue *rq, psTask *p) {
   o1_task *pt = O1(p);
