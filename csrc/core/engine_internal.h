@@ -46,9 +46,9 @@ static inline void ps_count_action(psData *d) {
   if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT) ps_livelock(d);
 }
 
-/* Queue an I/O completion of task p at t. */
-static inline void ps_push_task_event(psData *d, int64_t t, int cls, const psTask *p) {
-  psEvt e = {t, cls, ps_index(d, p), p->pid, 0};
+/* Queue task p's I/O completion at t. */
+static inline void ps_push_io(psData *d, int64_t t, const psTask *p) {
+  psEvt e = {t, PS_EV_IO, ps_index(d, p), p->pid, 0};
   if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
 }
 /* Queue task p's timer at jiffy j (inline: every sleep queues one).  The

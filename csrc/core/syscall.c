@@ -132,7 +132,7 @@ static int do_timer(const psModel *m, psData *d, psTask *p, const psSyscall *sc)
 
 static void do_io(psData *d, psTask *p, int64_t ns) {
   p->state = PS_TASK_UNINTERRUPTIBLE;
-  ps_push_task_event(d, d->now_ns + ns, PS_EV_IO, p);
+  ps_push_io(d, d->now_ns + ns, p);
 }
 
 /* Take a post, or block on the channel's FIFO of waiters; 1 if blocked. */
