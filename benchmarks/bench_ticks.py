@@ -99,24 +99,13 @@ def case_e():
     return mixed(48, 16, cpus=8)
 
 
-def pinned(cpus):
+def pinned(cpus, hogs=None):
+    """(h): a hog and 10 interactive tasks pinned to each CPU; (i): with
+    `hogs` given, that many hogs and 10 interactive tasks per hog, pinned
+    round robin over the CPUs."""
     def build():
         sim = ps.Simulator(PRESET, cpus=cpus, latencies=False)
-        for c in range(cpus):
-            sim.spawn(ps.programs.cpu_hog(), name=f"hog{c}", cpu=c, cpus_allowed=[c])
-            for i in range(10):
-                sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=ps.uniform(50, 150)).end(),
-                          name=f"i{c}.{i}", cpu=c, cpus_allowed=[c])
-        return sim
-    return build
-
-
-def spread(cpus):
-    """(i): the same 704 tasks of (h) on 64 CPUs -- 64 hogs and 640
-    interactive tasks -- pinned round robin over `cpus` CPUs."""
-    def build():
-        sim = ps.Simulator(PRESET, cpus=cpus, latencies=False)
-        for h in range(64):
+        for h in range(cpus if hogs is None else hogs):
             c = h % cpus
             sim.spawn(ps.programs.cpu_hog(), name=f"hog{h}", cpu=c, cpus_allowed=[c])
             for i in range(10):
@@ -192,6 +181,17 @@ def step_calls_per_second(min_seconds, reps=3):
     return n / best, n, best, None
 
 
+def per_switch_by_cpus(build, min_seconds, reps):
+    """Print ns per context switch of build(cpus) on 1, 8 and 64 CPUs, and
+    its ratio to 1 CPU's."""
+    ns = {}
+    for cpus in (1, 8, 64):
+        rate, _, _, activity = ticks_per_second(build(cpus), min_seconds, reps)
+        ns[cpus] = 1e9 / (rate * activity[0])
+        print(f"    {cpus:2} CPUs: {ns[cpus]:6.1f} ns   ({ns[cpus] / ns[1]:.2f}x 1 CPU)"
+              f"   sw per CPU-tick {activity[0] / cpus:.3f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short runs (>= 0.1 s per case)")
@@ -240,19 +240,9 @@ def main(argv=None):
         ns = [1e9 / ticks_per_second(sleepers(preset, k), min_s, args.reps)[0] for k in (0, 1000)]
         print(f"    {preset:16} K=0: {ns[0]:6.1f}   K=1000: {ns[1]:7.1f}   ({ns[1] / ns[0]:.1f}x)")
     print("\n(h) a hog + 10 interactive tasks pinned per CPU: ns per context switch")
-    per_switch = {}
-    for cpus in (1, 8, 64):
-        rate, _, _, activity = ticks_per_second(pinned(cpus), min_s, args.reps)
-        per_switch[cpus] = 1e9 / (rate * activity[0])
-        print(f"    {cpus:2} CPUs: {per_switch[cpus]:6.1f} ns   ({per_switch[cpus] / per_switch[1]:.2f}x 1 CPU)"
-              f"   sw per CPU-tick {activity[0] / cpus:.3f}")
+    per_switch_by_cpus(pinned, min_s, args.reps)
     print("\n(i) the same 64 hogs + 640 interactive tasks pinned over 1, 8, 64 CPUs: ns per switch")
-    spread_switch = {}
-    for cpus in (1, 8, 64):
-        rate, _, _, activity = ticks_per_second(spread(cpus), min_s, args.reps)
-        spread_switch[cpus] = 1e9 / (rate * activity[0])
-        print(f"    {cpus:2} CPUs: {spread_switch[cpus]:6.1f} ns   "
-              f"({spread_switch[cpus] / spread_switch[1]:.2f}x 1 CPU)   sw per tick {activity[0]:.2f}")
+    per_switch_by_cpus(functools.partial(pinned, hogs=64), min_s, args.reps)
     print("\n(g) policies written in Python: simulated ticks per second")
     for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
