@@ -200,6 +200,13 @@ def main(argv=None):
                     help="also run case (a) under the presets of this C policy file")
     args = ap.parse_args(argv)
     min_s = 0.1 if args.quick else 1.0
+    # built first: a policy that does not build ends the run before the cases
+    lib = None
+    if args.c_policy:
+        try:
+            lib = ps.build_policy(args.c_policy)
+        except (OSError, ps.Error) as e:
+            ap.error(f"--c-policy {args.c_policy}: {e}")
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"{platform.platform()}")
@@ -247,8 +254,7 @@ def main(argv=None):
     for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
         print(f"    {policy.__name__:16} (a) {rates[0]:12,.0f}   (b) {rates[1]:12,.0f}")
-    if args.c_policy:
-        lib = ps.build_policy(args.c_policy)
+    if lib:
         print(f"\n(a, C) 2 hogs under the C policy {args.c_policy}: ns per simulated tick")
         for preset in (PRESET,) + lib.presets:
             rate, _, _, activity = ticks_per_second(functools.partial(case_a, preset), min_s,
