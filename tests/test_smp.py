@@ -222,6 +222,33 @@ def test_staggered_ticks_fall_between_cpu0s():
     assert set((ev[ev["kind"] == KIND["expire"]]["time_ns"] % MS).tolist()) == {0}
 
 
+PER_TASK = ("cpu_ns", "wait_ns", "sleep_ns", "cpu_ticks", "nvcsw", "nivcsw", "nr_wakeups",
+            "lat_count", "lat_sum_ns", "lat_max_ns", "prio", "time_slice")
+
+
+@pytest.mark.parametrize("cpus", [2, 15, 16, 17, 19, 31, 33, 63, 64])
+def test_a_workload_runs_the_same_on_the_last_cpu_as_on_the_first(cpus):
+    """Each instant finds the CPUs with a tick or a burst's end due by
+    scanning them all (four at a time from 16 CPUs where the processor has
+    AVX2, the remainder one by one): wherever a CPU falls in that scan, its
+    ticks and its bursts' ends come on time.  (Not with staggered ticks,
+    where each CPU's ticks fall at another point of the jiffy.)"""
+    def run(cpu):
+        sim = ps.Simulator("linux-2.5.65", cpus=cpus, debug=True)
+        sim.spawn(ps.programs.cpu_hog(), nice=10, cpu=cpu, cpus_allowed=[cpu])
+        for i in range(3):
+            prog = ps.Program().loop().run(ms=0.3 + 0.2 * i).sleep(ms=ps.uniform(1, 7)).end()
+            sim.spawn(prog, cpu=cpu, cpus_allowed=[cpu])
+        sim.run(ticks=3000)
+        st = sim.stats()
+        return st[list(PER_TASK)], sim.cpu_stats()[cpu]
+    (first, cpu_first), (last, cpu_last) = run(0), run(cpus - 1)
+    assert first["nr_wakeups"].sum() > 1000
+    np.testing.assert_array_equal(first, last)
+    for f in ("busy_ticks", "nr_switches", "busy_ns"):
+        assert cpu_first[f] == cpu_last[f]
+
+
 @pytest.mark.parametrize("preset", ["linux-2.5.65", "houston-2003"])
 def test_sixty_four_cpus_spread_a_hundred_and_twenty_eight_hogs(preset):
     sim = ps.Simulator(preset, cpus=64, debug=True)
