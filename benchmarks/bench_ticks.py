@@ -32,6 +32,10 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
       round robin over 1, 8 and 64 CPUs: ns per context switch with the
       tasks held fixed.  One CPU is overloaded and does more wakeups per
       switch (0.87 against 0.54 on 64 CPUs)
+  (j) (h) with interactive tasks on the first 8 CPUs only, on 8 and 64
+      CPUs (the other 56 run a hog each): ns per context switch.  What
+      grows is the work of an instant that visits every CPU, and the 56
+      hogs' own slice expiries and balancing
   (g) cases (a) and (b) under the policies written in Python
       (pysched.examples.RoundRobin, SleepCredit): a Python call per hook
   (a, C) with --c-policy FILE: case (a) under each preset of a C policy
@@ -99,16 +103,17 @@ def case_e():
     return mixed(48, 16, cpus=8)
 
 
-def pinned(cpus, hogs=None):
+def pinned(cpus, hogs=None, busy=None):
     """(h): a hog and 10 interactive tasks pinned to each CPU; (i): with
     `hogs` given, that many hogs and 10 interactive tasks per hog, pinned
-    round robin over the CPUs."""
+    round robin over the CPUs; (j): with `busy` given, the interactive
+    tasks of the first `busy` hogs only."""
     def build():
         sim = ps.Simulator(PRESET, cpus=cpus, latencies=False)
         for h in range(cpus if hogs is None else hogs):
             c = h % cpus
             sim.spawn(ps.programs.cpu_hog(), name=f"hog{h}", cpu=c, cpus_allowed=[c])
-            for i in range(10):
+            for i in range(10 if busy is None or h < busy else 0):
                 sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=ps.uniform(50, 150)).end(),
                           name=f"i{h}.{i}", cpu=c, cpus_allowed=[c])
         return sim
@@ -181,14 +186,15 @@ def step_calls_per_second(min_seconds, reps=3):
     return n / best, n, best, None
 
 
-def per_switch_by_cpus(build, min_seconds, reps):
-    """Print ns per context switch of build(cpus) on 1, 8 and 64 CPUs, and
-    its ratio to 1 CPU's."""
+def per_switch_by_cpus(build, min_seconds, reps, counts=(1, 8, 64)):
+    """Print ns per context switch of build(cpus) for each CPU count, and
+    its ratio to the first count's."""
     ns = {}
-    for cpus in (1, 8, 64):
+    for cpus in counts:
         rate, _, _, activity = ticks_per_second(build(cpus), min_seconds, reps)
         ns[cpus] = 1e9 / (rate * activity[0])
-        print(f"    {cpus:2} CPUs: {ns[cpus]:6.1f} ns   ({ns[cpus] / ns[1]:.2f}x 1 CPU)"
+        first = f"{counts[0]} CPU" + ("s" if counts[0] > 1 else "")
+        print(f"    {cpus:2} CPUs: {ns[cpus]:6.1f} ns   ({ns[cpus] / ns[counts[0]]:.2f}x {first})"
               f"   sw per CPU-tick {activity[0] / cpus:.3f}")
 
 
@@ -250,6 +256,8 @@ def main(argv=None):
     per_switch_by_cpus(pinned, min_s, args.reps)
     print("\n(i) the same 64 hogs + 640 interactive tasks pinned over 1, 8, 64 CPUs: ns per switch")
     per_switch_by_cpus(functools.partial(pinned, hogs=64), min_s, args.reps)
+    print("\n(j) (h) with the interactive tasks on 8 CPUs only, of 8 and of 64: ns per switch")
+    per_switch_by_cpus(functools.partial(pinned, busy=8), min_s, args.reps, counts=(8, 64))
     print("\n(g) policies written in Python: simulated ticks per second")
     for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
