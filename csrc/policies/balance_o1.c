@@ -135,15 +135,11 @@ int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
   }
 }
 
-/* The first jiffy after d->jiffies that BUSY_REBALANCE_TICK divides, kept
- * in the runqueue (rebalance_at): a busy CPU asks at every tick, and
- * tick_batch for every stretch of ticks, and a division costs tens of
- * cycles. */
-static uint64_t busy_rebalance_after(const psModel *m, psData *d, int cpu) {
+uint64_t o1_busy_rebalance_after(const psModel *m, psData *d, int cpu) {
   uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
   uint64_t j = d->jiffies;
   o1_runqueue *rq = o1_rq(m, d, cpu);
-  if (rq->rebalance_every != busy || j >= rq->rebalance_at || j + busy < rq->rebalance_at) {
+  if (!o1_rebalance_cached(m, d, cpu, j)) {
     rq->rebalance_at = j - j % busy + busy;
     rq->rebalance_every = busy;
   }
@@ -156,7 +152,7 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   const int64_t *ticks = &m->param[o1_family_of(m)->p_cache_decay_ticks + 1];
   /* an idle CPU balances every IDLE_REBALANCE_TICK, but with idle=0; a
    * busy one when BUSY_REBALANCE_TICK divides j */
-  if (idle ? j % (uint64_t)ticks[0] != 0 : busy_rebalance_after(m, d, cpu) - (uint64_t)ticks[1] != j)
+  if (idle ? j % (uint64_t)ticks[0] != 0 : o1_busy_rebalance_after(m, d, cpu) - (uint64_t)ticks[1] != j)
     return;
   /* The exact skip.  find_busiest_queue reads nothing but runqueue lengths
    * and this CPU's prev_cpu_load[], which it sets to those lengths.  So
@@ -171,11 +167,6 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   int rc = o1_load_balance(m, d, cpu, 0);
   rq->balance_steady = rc < 0 && rq->balance_gen == gen;
   rq->balance_gen = o1_rq(m, d, 0)->nr_running_gen;
-}
-
-int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu) {
-  if (m->ncpu == 1) return INT64_MAX;
-  return (int64_t)(busy_rebalance_after(m, d, cpu) - 1 - d->jiffies);
 }
 
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {

@@ -166,9 +166,29 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle);
  * CPU moves the (not queued) wakee to the waker's CPU if its affinity
  * allows. */
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker);
+/* The first jiffy after d->jiffies that BUSY_REBALANCE_TICK divides,
+ * computed again (a division) and kept in the runqueue (rebalance_at). */
+uint64_t o1_busy_rebalance_after(const psModel *m, psData *d, int cpu);
+/* rebalance_at where it holds for jiffy j (BUSY_REBALANCE_TICK unchanged,
+ * j within the period before it), else 0: a busy CPU asks at every tick
+ * and for every stretch of ticks, inline (through calls this was ~50
+ * instructions a context switch of case (h) on 2 CPUs). */
+static inline uint64_t o1_rebalance_cached(const psModel *m, const psData *d, int cpu,
+                                           uint64_t j) {
+  const o1_runqueue *rq = o1_rq(m, d, cpu);
+  uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
+  return rq->rebalance_every == busy && j < rq->rebalance_at && j + busy >= rq->rebalance_at
+             ? rq->rebalance_at
+             : 0;
+}
 /* How many ticks after the current jiffy come before the next at which a
  * busy CPU balances (INT64_MAX on one CPU): what tick_batch may take. */
-int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu);
+static inline int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int cpu) {
+  if (m->ncpu == 1) return INT64_MAX;
+  uint64_t at = o1_rebalance_cached(m, d, cpu, d->jiffies);
+  if (!at) at = o1_busy_rebalance_after(m, d, cpu);
+  return (int64_t)(at - 1 - d->jiffies);
+}
 
 /* A runqueue's length changed: the balancer's skip must look again. */
 static inline void o1_nr_running_changed(const psModel *m, psData *d) {
@@ -203,8 +223,16 @@ static inline void o1_deactivate_task(const psModel *m, psData *d, psTask *p) {
   o1_dequeue_task(m, d, p);
 }
 
+/* A busy CPU balances at the jiffy BUSY_REBALANCE_TICK divides: at any
+ * other, known from the cached jiffy, there is nothing to call. */
 static inline void o1_rebalance_tick(const psModel *m, psData *d, int cpu, int idle) {
-  if (m->ncpu > 1) o1_rebalance(m, d, cpu, idle);
+  if (m->ncpu == 1) return;
+  if (!idle) {
+    uint64_t at = o1_rebalance_cached(m, d, cpu, d->jiffies);
+    uint64_t busy = (uint64_t)m->param[o1_family_of(m)->p_cache_decay_ticks + 2];
+    if (at && at - busy != d->jiffies) return;
+  }
+  o1_rebalance(m, d, cpu, idle);
 }
 
 /* try_to_wake_up, steps 2-4 and 6 (§5.4), in two inline halves around the
