@@ -590,8 +590,8 @@ typedef struct psDue {
  * with the CPUs rather than with what happens there: ~25 instructions a
  * CPU, ~1,600 an instant on 64 CPUs, more than all the rest of an instant
  * where few CPUs are busy.  Per switch on 64 CPUs (bench_ticks), 8 of them
- * busy: -18 %; all busy, case (h): -5 %; on 16: -3 %.  On 8 the call costs
- * what it saves.  The results are the scalar loops' exactly. */
+ * busy, case (j): -16 %; all busy, case (h): -5 %; on 16: -3 %.  On 8
+ * the call costs what it saves.  The results are the scalar loops'. */
 #ifdef PS_SCAN_AVX2
 #define PS_SCAN_WIDE(m) ((m)->ncpu >= 16 && __builtin_cpu_supports("avx2"))
 
