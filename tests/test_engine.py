@@ -257,6 +257,54 @@ def test_timers_due_at_one_instant_wake_in_pid_order_whether_queued_near_or_far(
     assert list(ev["pid"][wake]) == [a, b]
 
 
+def wakeups_at(sim, t_ns):
+    ev = sim.events()
+    return list(ev["pid"][(ev["kind"] == WAKEUP) & (ev["time_ns"] == t_ns)])
+
+
+# a bucket of the wheel is sorted by insertion up to 4 events, by networks
+# up to 16 (one of 8, or two and a merge), by qsort past 32
+@pytest.mark.parametrize("n", [2, 4, 5, 7, 8, 9, 13, 16, 17, 33])
+def test_timers_queued_in_a_scrambled_order_wake_in_pid_order(n):
+    # task i sleeps delay_i ms, then long enough to wake at 100 ms: the
+    # timers due at 100 ms are queued in the order of the delays
+    sim = ps.Simulator("linux-2.5.65", record="events")
+    delays = np.random.default_rng(n).permutation(n) + 1
+    pids = [sim.spawn(Program().sleep(ms=int(d)).sleep(ms=100 - int(d)).exit()) for d in delays]
+    sim.run(seconds=0.2)
+    assert wakeups_at(sim, 100 * MS) == pids
+
+
+def test_timers_then_io_then_a_source_due_at_one_instant_wake_in_that_order_each_by_pid():
+    sim = ps.Simulator("linux-2.5.65", record="events")
+    sim.source("dev", every_ms=100)
+    listener = sim.spawn(Program().wait("dev").exit())
+    rng = np.random.default_rng(7)
+    kinds = rng.permutation(["sleep"] * 6 + ["io"] * 5)
+    delays = rng.permutation(len(kinds)) + 1
+    pids = {"sleep": [], "io": []}
+    for kind, d in zip(kinds, delays):
+        second = Program().sleep(ms=int(d))
+        getattr(second, kind)(ms=100 - int(d))
+        pids[kind].append(sim.spawn(second.exit()))
+    sim.run(seconds=0.2)
+    assert wakeups_at(sim, 100 * MS) == pids["sleep"] + pids["io"] + [listener]
+
+
+def test_io_completions_within_one_tick_wake_in_time_order_and_by_pid_at_equal_times():
+    # I/O ends when its time is up, not on a tick: one bucket holds
+    # completions at several times
+    sim = ps.Simulator("linux-2.5.65", record="events")
+    ends_us = [100_700, 100_300, 100_700, 100_000, 100_300, 100_900, 100_300]
+    pids = [sim.spawn(Program().sleep(ms=k + 1).io(us=end - (k + 1) * 1000).exit())
+            for k, end in enumerate(ends_us)]
+    sim.run(seconds=0.2)
+    ev = sim.events()
+    woken = (ev["kind"] == WAKEUP) & (ev["time_ns"] >= 100 * MS)
+    got = list(zip(ev["time_ns"][woken], ev["pid"][woken]))
+    assert got == sorted((end * 1000, pid) for end, pid in zip(ends_us, pids))
+
+
 def test_posts_before_a_wait_are_counted_so_the_wait_does_not_block():
     sim = sim_()
     pid = sim.spawn(Program().post("c").post("c").wait("c").wait("c").run(ms=1))
