@@ -879,6 +879,21 @@ __attribute__((always_inline)) static inline void resolve(const psModel *m, psDa
   }
 }
 
+/* After an instant, every busy CPU's burst ends later, as every CPU's
+ * tick does (ps_check): one due by now means a scan (next_due, cpus_at)
+ * missed its CPU, and the run would repeat this instant for ever with no
+ * action for the livelock guard to count.  Checked only here: a step that
+ * failed leaves its instant unsettled, and the next run settles it first. */
+static int unsettled(const psModel *m, const psData *d, char *err, int errlen) {
+  for (int c = 0; c < m->ncpu; c++)
+    if (!d->task[d->cpu[c].curr].is_idle && d->burst_end_ns[c] <= d->now_ns) {
+      snprintf(err, errlen, "cpu %d: the burst of pid %d ended at t=%lld ns and was not settled",
+               c, d->task[d->cpu[c].curr].pid, (long long)d->burst_end_ns[c]);
+      return -1;
+    }
+  return 0;
+}
+
 int ps_check_time(int64_t t, char *err, int errlen) {
   if (t <= PS_MAX_TIME_NS) return 0;
   snprintf(err, errlen, "t=%lld ns is past the last time a run may reach, %lld ns (%.0f years)",
@@ -933,8 +948,8 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     resolve(m, d);
     if (m->debug_checks && !d->failed) {
       char msg[PS_ERRLEN];
-      if (ps_check(m, d, msg, sizeof msg)) ps_fail(d, "invariant broken at t=%lld ns: %s",
-                                                   (long long)d->now_ns, msg);
+      if (ps_check(m, d, msg, sizeof msg) || unsettled(m, d, msg, sizeof msg))
+        ps_fail(d, "invariant broken at t=%lld ns: %s", (long long)d->now_ns, msg);
     }
     if (d->trace_full) d->failed = 1;
   }
@@ -955,6 +970,11 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
     const psTask *cur = &d->task[cpu->curr];
+    /* idle CPUs tick too (the idle balance) */
+    if (d->next_tick_ns[c] <= d->now_ns) {
+      snprintf(err, errlen, "cpu %d has a tick in the past", c);
+      return -1;
+    }
     if (cur->is_idle) {
       if (cpu->curr != cpu->idle) {
         snprintf(err, errlen, "cpu %d runs another CPU's idle task", c);
@@ -977,10 +997,6 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
         snprintf(err, errlen, "pid %d runs on cpus %d and %d", cur->pid, o, c);
         return -1;
       }
-    if (d->next_tick_ns[c] <= d->now_ns) {
-      snprintf(err, errlen, "cpu %d has a tick in the past", c);
-      return -1;
-    }
   }
   if (psu_evq_earliest(&d->evq) < d->now_ns) {
     snprintf(err, errlen, "an event is due in the past");
