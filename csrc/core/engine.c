@@ -943,6 +943,17 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     for (const psEvt *top; (top = psu_evq_top(&d->evq)) && top->time_ns == t && !d->failed;) {
       psEvt e = *top;
       psu_evq_take(&d->evq);
+      /* the next wakeup's task on its way while this one is delivered: on
+       * many CPUs a woken task has left the cache since it went to sleep
+       * (bench_ticks (h), 64 CPUs: -2 % per switch; 8: -2 %; 1 and 2: -0.6 %) */
+      const psEvt *nx = psu_evq_next_in_bucket(&d->evq);
+      if (nx && nx->time_ns == t && nx->cls != PS_EV_SOURCE) {
+        const psTask *q = &d->task[nx->key];
+        __builtin_prefetch(&q->state);
+        __builtin_prefetch(&q->cpu);
+        __builtin_prefetch(&q->since_ns);
+        __builtin_prefetch(q->priv);
+      }
       deliver_event(m, d, e);
     }
     resolve(m, d);

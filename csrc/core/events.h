@@ -14,6 +14,7 @@
  * earliest with the heap's. */
 #ifndef PS_EVENTS_H
 #define PS_EVENTS_H
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -130,6 +131,13 @@ static inline void psu_evq_take(psEvq *q) {
   }
   q->nwheel--;
   q->n--;
+}
+/* After psu_evq_take, the event that follows in the same bucket, or NULL:
+ * a look ahead that settles nothing (it may be due later than the heap's
+ * top; callers check its time). */
+static inline const psEvt *psu_evq_next_in_bucket(const psEvq *q) {
+  const psBucket *b = q->cur;
+  return q->from_wheel && b && b->n ? &b->e[b->n - 1] : NULL;
 }
 /* The earliest event's time without reordering anything (INT64_MAX when
  * empty): O(n), for the invariant checks. */
