@@ -7,7 +7,9 @@ chaining::
 
 Channels are named by strings and created on first use by the simulator a
 program is spawned in.  A Program is immutable once spawned only in the sense
-that the simulator keeps the version it was given.
+that the simulator keeps the version it was given.  A simulator keeps one copy
+of programs equal op for op, so a new Program per task costs what one shared
+Program does.
 """
 from . import dist
 from ._checks import check_bool, check_name, check_number
