@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-/* the per-instant scans' AVX2 form (next_due) */
+/* the per-instant scans' AVX2 and AVX-512 forms (next_due, cpus_at) */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define PS_SCAN_AVX2 1
+#define PS_SCAN_X86 1
 #include <immintrin.h>
 #endif
 
@@ -585,16 +585,36 @@ typedef struct psDue {
   int64_t tick, burst_end;
 } psDue;
 
-/* From 16 CPUs, where the processor has AVX2, the scans below take four
- * CPUs to an instruction.  They are the one work of an instant that grows
- * with the CPUs rather than with what happens there: ~25 instructions a
- * CPU, ~1,600 an instant on 64 CPUs, more than all the rest of an instant
- * where few CPUs are busy.  Per switch on 64 CPUs (bench_ticks), 8 of them
- * busy, case (j): -16 %; all busy, case (h): -5 %; on 16: -3 %.  On 8
- * the call costs what it saves.  The results are the scalar loops'. */
-#ifdef PS_SCAN_AVX2
-#define PS_SCAN_WIDE(m) ((m)->ncpu >= 16 && __builtin_cpu_supports("avx2"))
+static inline psDue next_due_scalar(const psModel *m, const psData *d) {
+  psDue u = {d->next_tick_ns[0], d->burst_end_ns[0]};
+  for (int c = 1; c < m->ncpu; c++) {
+    int64_t tick = d->next_tick_ns[c], end = d->burst_end_ns[c];
+    u.tick = tick < u.tick ? tick : u.tick;
+    u.burst_end = end < u.burst_end ? end : u.burst_end;
+  }
+  return u;
+}
 
+/* The CPUs whose entry of times (a CPU's next tick or burst end) is t. */
+static inline uint64_t cpus_at_scalar(const psModel *m, const int64_t *times, int64_t t) {
+  uint64_t at = 0;
+  for (int c = 0; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
+  return at;
+}
+
+/* From 16 CPUs the scans take four CPUs to an instruction where the
+ * processor has AVX2, eight where it has AVX-512 (whose 64-bit min and
+ * compare to a mask are one instruction each; AVX2 needs a compare and a
+ * blend for a min).  They are the one work of an instant that grows with
+ * the CPUs rather than with what happens there: ~25 instructions a CPU,
+ * ~1,600 an instant on 64 CPUs in the scalar loops, more than all the rest
+ * of an instant where few CPUs are busy.  Per switch on 64 CPUs
+ * (bench_ticks), AVX2 against the scalar loops: case (j), 8 CPUs busy,
+ * -16 %; (h), all busy, -5 %; on 16 CPUs -3 %; on 8 the call cost what it
+ * saved.  AVX-512 against AVX2: (j) -5 %, (h) -3 %, 16 CPUs -1 %.  The
+ * results are the scalar loops' (checked at every instant under
+ * debug_checks, scans_agree). */
+#ifdef PS_SCAN_X86
 __attribute__((target("avx2"))) static psDue next_due_avx2(const psModel *m, const psData *d) {
   __m256i tick = _mm256_set1_epi64x(INT64_MAX), end = tick;
   int c = 0;
@@ -631,33 +651,90 @@ __attribute__((target("avx2"))) static uint64_t cpus_at_avx2(const psModel *m,
   for (; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
   return at;
 }
-#endif
 
-__attribute__((always_inline)) static inline psDue next_due(const psModel *m, const psData *d) {
-#ifdef PS_SCAN_AVX2
-  if (PS_SCAN_WIDE(m)) return next_due_avx2(m, d);
-#endif
-  psDue u = {d->next_tick_ns[0], d->burst_end_ns[0]};
-  for (int c = 1; c < m->ncpu; c++) {
-    int64_t tick = d->next_tick_ns[c], end = d->burst_end_ns[c];
-    u.tick = tick < u.tick ? tick : u.tick;
-    u.burst_end = end < u.burst_end ? end : u.burst_end;
+__attribute__((target("avx512f"))) static psDue next_due_avx512(const psModel *m,
+                                                                const psData *d) {
+  __m512i tick = _mm512_set1_epi64(INT64_MAX), end = tick;
+  int c = 0;
+  for (; c + 8 <= m->ncpu; c += 8) {
+    tick = _mm512_min_epi64(tick, _mm512_loadu_si512(&d->next_tick_ns[c]));
+    end = _mm512_min_epi64(end, _mm512_loadu_si512(&d->burst_end_ns[c]));
+  }
+  psDue u = {_mm512_reduce_min_epi64(tick), _mm512_reduce_min_epi64(end)};
+  for (; c < m->ncpu; c++) {
+    u.tick = d->next_tick_ns[c] < u.tick ? d->next_tick_ns[c] : u.tick;
+    u.burst_end = d->burst_end_ns[c] < u.burst_end ? d->burst_end_ns[c] : u.burst_end;
   }
   return u;
 }
 
-/* The CPUs whose entry of times (a CPU's next tick or burst end) is t, the
- * least of the entries: on one CPU that CPU, without the scan (which cost
- * the wakeup-heavy case c0 2 % of its time). */
+__attribute__((target("avx512f"))) static uint64_t cpus_at_avx512(const psModel *m,
+                                                                 const int64_t *times, int64_t t) {
+  __m512i at_t = _mm512_set1_epi64(t);
+  uint64_t at = 0;
+  int c = 0;
+  for (; c + 8 <= m->ncpu; c += 8)
+    at |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512(&times[c]), at_t) << c;
+  for (; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
+  return at;
+}
+#endif
+
+/* The dispatchers are inline, so that 1 to 15 CPUs keep the scalar loops
+ * inline (a call cost 1-2 % on 2 and 8 CPUs). */
+__attribute__((always_inline)) static inline psDue next_due(const psModel *m, const psData *d) {
+#ifdef PS_SCAN_X86
+  if (m->ncpu >= 16) {
+    if (__builtin_cpu_supports("avx512f")) return next_due_avx512(m, d);
+    if (__builtin_cpu_supports("avx2")) return next_due_avx2(m, d);
+  }
+#endif
+  return next_due_scalar(m, d);
+}
+
+/* cpus_at_scalar, for t the least of the entries: on one CPU that CPU,
+ * without the scan (which cost the wakeup-heavy case c0 2 % of its time). */
 __attribute__((always_inline)) static inline uint64_t cpus_at(const psModel *m,
                                                               const int64_t *times, int64_t t) {
   if (m->ncpu == 1) return 1;
-#ifdef PS_SCAN_AVX2
-  if (PS_SCAN_WIDE(m)) return cpus_at_avx2(m, times, t);
+#ifdef PS_SCAN_X86
+  if (m->ncpu >= 16) {
+    if (__builtin_cpu_supports("avx512f")) return cpus_at_avx512(m, times, t);
+    if (__builtin_cpu_supports("avx2")) return cpus_at_avx2(m, times, t);
+  }
 #endif
-  uint64_t at = 0;
-  for (int c = 0; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
-  return at;
+  return cpus_at_scalar(m, times, t);
+}
+
+/* Every wide form this processor has, on any number of CPUs, gives the
+ * scalar loops' results now, as next_due does.  Under debug_checks after
+ * every instant, so that a run of the tests checks the AVX2 form on a
+ * processor that would use AVX-512. */
+__attribute__((noinline, cold)) static int scans_agree(const psModel *m, const psData *d,
+                                                      char *err, int errlen) {
+  psDue u = next_due(m, d), s = next_due_scalar(m, d);
+  uint64_t tick_at = cpus_at_scalar(m, d->next_tick_ns, s.tick);
+  uint64_t end_at = cpus_at_scalar(m, d->burst_end_ns, s.burst_end);
+  const char *bad = u.tick != s.tick || u.burst_end != s.burst_end ? "next_due" : NULL;
+#ifdef PS_SCAN_X86
+  if (__builtin_cpu_supports("avx2")) {
+    psDue w = next_due_avx2(m, d);
+    if (w.tick != s.tick || w.burst_end != s.burst_end) bad = "next_due_avx2";
+    if (cpus_at_avx2(m, d->next_tick_ns, s.tick) != tick_at ||
+        cpus_at_avx2(m, d->burst_end_ns, s.burst_end) != end_at)
+      bad = "cpus_at_avx2";
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    psDue w = next_due_avx512(m, d);
+    if (w.tick != s.tick || w.burst_end != s.burst_end) bad = "next_due_avx512";
+    if (cpus_at_avx512(m, d->next_tick_ns, s.tick) != tick_at ||
+        cpus_at_avx512(m, d->burst_end_ns, s.burst_end) != end_at)
+      bad = "cpus_at_avx512";
+  }
+#endif
+  if (!bad) return 0;
+  snprintf(err, errlen, "%s differs from the scalar scan over %d CPUs", bad, m->ncpu);
+  return -1;
 }
 
 static void sample_series(const psModel *m, psData *d) {
@@ -959,7 +1036,8 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     resolve(m, d);
     if (m->debug_checks && !d->failed) {
       char msg[PS_ERRLEN];
-      if (ps_check(m, d, msg, sizeof msg) || unsettled(m, d, msg, sizeof msg))
+      if (ps_check(m, d, msg, sizeof msg) || unsettled(m, d, msg, sizeof msg) ||
+          scans_agree(m, d, msg, sizeof msg))
         ps_fail(d, "invariant broken at t=%lld ns: %s", (long long)d->now_ns, msg);
     }
     if (d->trace_full) d->failed = 1;
