@@ -585,9 +585,10 @@ typedef struct psDue {
   int64_t tick, burst_end;
 } psDue;
 
-static inline psDue next_due_scalar(const psModel *m, const psData *d) {
-  psDue u = {d->next_tick_ns[0], d->burst_end_ns[0]};
-  for (int c = 1; c < m->ncpu; c++) {
+/* The scans from CPU c on, into u and at: the scalar loops, and the wide
+ * forms' remainders. */
+static inline psDue next_due_from(const psModel *m, const psData *d, psDue u, int c) {
+  for (; c < m->ncpu; c++) {
     int64_t tick = d->next_tick_ns[c], end = d->burst_end_ns[c];
     u.tick = tick < u.tick ? tick : u.tick;
     u.burst_end = end < u.burst_end ? end : u.burst_end;
@@ -595,11 +596,20 @@ static inline psDue next_due_scalar(const psModel *m, const psData *d) {
   return u;
 }
 
+static inline psDue next_due_scalar(const psModel *m, const psData *d) {
+  psDue u = {d->next_tick_ns[0], d->burst_end_ns[0]};
+  return next_due_from(m, d, u, 1);
+}
+
 /* The CPUs whose entry of times (a CPU's next tick or burst end) is t. */
-static inline uint64_t cpus_at_scalar(const psModel *m, const int64_t *times, int64_t t) {
-  uint64_t at = 0;
-  for (int c = 0; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
+static inline uint64_t cpus_at_from(const psModel *m, const int64_t *times, int64_t t,
+                                    uint64_t at, int c) {
+  for (; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
   return at;
+}
+
+static inline uint64_t cpus_at_scalar(const psModel *m, const int64_t *times, int64_t t) {
+  return cpus_at_from(m, times, t, 0, 0);
 }
 
 /* From 16 CPUs the scans take four CPUs to an instruction where the
@@ -611,8 +621,8 @@ static inline uint64_t cpus_at_scalar(const psModel *m, const int64_t *times, in
  * of an instant where few CPUs are busy.  Per switch on 64 CPUs
  * (bench_ticks), AVX2 against the scalar loops: case (j), 8 CPUs busy,
  * -16 %; (h), all busy, -5 %; on 16 CPUs -3 %; on 8 the call cost what it
- * saved.  AVX-512 against AVX2: (j) -5 %, (h) -3 %, 16 CPUs -1 %.  The
- * results are the scalar loops' (checked at every instant under
+ * saved.  AVX-512 against AVX2: (j) -5 %, (h) -2 %, 16 CPUs -1 %.  The
+ * results are the scalar loops' (checked after every instant under
  * debug_checks, scans_agree). */
 #ifdef PS_SCAN_X86
 __attribute__((target("avx2"))) static psDue next_due_avx2(const psModel *m, const psData *d) {
@@ -632,11 +642,7 @@ __attribute__((target("avx2"))) static psDue next_due_avx2(const psModel *m, con
     u.tick = ticks[i] < u.tick ? ticks[i] : u.tick;
     u.burst_end = ends[i] < u.burst_end ? ends[i] : u.burst_end;
   }
-  for (; c < m->ncpu; c++) {
-    u.tick = d->next_tick_ns[c] < u.tick ? d->next_tick_ns[c] : u.tick;
-    u.burst_end = d->burst_end_ns[c] < u.burst_end ? d->burst_end_ns[c] : u.burst_end;
-  }
-  return u;
+  return next_due_from(m, d, u, c);
 }
 
 __attribute__((target("avx2"))) static uint64_t cpus_at_avx2(const psModel *m,
@@ -648,8 +654,7 @@ __attribute__((target("avx2"))) static uint64_t cpus_at_avx2(const psModel *m,
     __m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)&times[c]), at_t);
     at |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) << c;
   }
-  for (; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
-  return at;
+  return cpus_at_from(m, times, t, at, c);
 }
 
 __attribute__((target("avx512f"))) static psDue next_due_avx512(const psModel *m,
@@ -661,11 +666,7 @@ __attribute__((target("avx512f"))) static psDue next_due_avx512(const psModel *m
     end = _mm512_min_epi64(end, _mm512_loadu_si512(&d->burst_end_ns[c]));
   }
   psDue u = {_mm512_reduce_min_epi64(tick), _mm512_reduce_min_epi64(end)};
-  for (; c < m->ncpu; c++) {
-    u.tick = d->next_tick_ns[c] < u.tick ? d->next_tick_ns[c] : u.tick;
-    u.burst_end = d->burst_end_ns[c] < u.burst_end ? d->burst_end_ns[c] : u.burst_end;
-  }
-  return u;
+  return next_due_from(m, d, u, c);
 }
 
 __attribute__((target("avx512f"))) static uint64_t cpus_at_avx512(const psModel *m,
@@ -675,8 +676,7 @@ __attribute__((target("avx512f"))) static uint64_t cpus_at_avx512(const psModel 
   int c = 0;
   for (; c + 8 <= m->ncpu; c += 8)
     at |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512(&times[c]), at_t) << c;
-  for (; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
-  return at;
+  return cpus_at_from(m, times, t, at, c);
 }
 #endif
 
