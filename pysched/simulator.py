@@ -229,13 +229,14 @@ class Simulator:
                     arg = ids[id(arg)] if id(arg) in ids else self._programs[id(arg)][2]
                 ops.append((code, arg, arg2, dk, a, b))
             # the floats as the core stores them: 0.0 and -0.0 are two programs
-            key = tuple((c, x, y, dk, float(a).hex(), float(b).hex()) for c, x, y, dk, a, b in ops)
-            pid = None if cyclic else self._program_keys.get(key)
+            key = None if cyclic else tuple(
+                (c, x, y, dk, float(a).hex(), float(b).hex()) for c, x, y, dk, a, b in ops)
+            pid = self._program_keys.get(key)  # no key is None
             if pid is None:
                 pid = self._core.add_program(ops)
                 assert pid == self._nprogs
                 self._nprogs += 1
-                if not cyclic:
+                if key is not None:
                     self._program_keys[key] = pid
             self._programs[id(p)] = (p, len(p.ops), pid)
         return self._programs[id(program)][2]

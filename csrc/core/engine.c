@@ -707,34 +707,40 @@ __attribute__((always_inline)) static inline uint64_t cpus_at(const psModel *m,
 }
 
 /* Every wide form this processor has, on any number of CPUs, gives the
- * scalar loops' results now, as next_due does.  Under debug_checks after
- * every instant, so that a run of the tests checks the AVX2 form on a
- * processor that would use AVX-512. */
+ * scalar loops' results now (so next_due and cpus_at, which take one of
+ * them, do too).  Under debug_checks after every instant, so that a run of
+ * the tests checks the AVX2 form on a processor that would use AVX-512. */
 __attribute__((noinline, cold)) static int scans_agree(const psModel *m, const psData *d,
                                                       char *err, int errlen) {
-  psDue u = next_due(m, d), s = next_due_scalar(m, d);
+#ifdef PS_SCAN_X86
+  const struct {
+    const char *name;
+    int supported;
+    psDue (*next_due)(const psModel *, const psData *);
+    uint64_t (*cpus_at)(const psModel *, const int64_t *, int64_t);
+  } wide[] = {
+      {"avx2", __builtin_cpu_supports("avx2"), next_due_avx2, cpus_at_avx2},
+      {"avx512", __builtin_cpu_supports("avx512f"), next_due_avx512, cpus_at_avx512},
+  };
+  psDue s = next_due_scalar(m, d);
   uint64_t tick_at = cpus_at_scalar(m, d->next_tick_ns, s.tick);
   uint64_t end_at = cpus_at_scalar(m, d->burst_end_ns, s.burst_end);
-  const char *bad = u.tick != s.tick || u.burst_end != s.burst_end ? "next_due" : NULL;
-#ifdef PS_SCAN_X86
-  if (__builtin_cpu_supports("avx2")) {
-    psDue w = next_due_avx2(m, d);
-    if (w.tick != s.tick || w.burst_end != s.burst_end) bad = "next_due_avx2";
-    if (cpus_at_avx2(m, d->next_tick_ns, s.tick) != tick_at ||
-        cpus_at_avx2(m, d->burst_end_ns, s.burst_end) != end_at)
-      bad = "cpus_at_avx2";
-  }
-  if (__builtin_cpu_supports("avx512f")) {
-    psDue w = next_due_avx512(m, d);
-    if (w.tick != s.tick || w.burst_end != s.burst_end) bad = "next_due_avx512";
-    if (cpus_at_avx512(m, d->next_tick_ns, s.tick) != tick_at ||
-        cpus_at_avx512(m, d->burst_end_ns, s.burst_end) != end_at)
-      bad = "cpus_at_avx512";
+  for (int i = 0; i < 2; i++) {
+    if (!wide[i].supported) continue;
+    psDue w = wide[i].next_due(m, d);
+    const char *bad = w.tick != s.tick || w.burst_end != s.burst_end ? "next_due"
+                      : wide[i].cpus_at(m, d->next_tick_ns, s.tick) != tick_at ||
+                              wide[i].cpus_at(m, d->burst_end_ns, s.burst_end) != end_at
+                          ? "cpus_at"
+                          : NULL;
+    if (bad) {
+      snprintf(err, errlen, "%s_%s differs from the scalar scan over %d CPUs", bad,
+               wide[i].name, m->ncpu);
+      return -1;
+    }
   }
 #endif
-  if (!bad) return 0;
-  snprintf(err, errlen, "%s differs from the scalar scan over %d CPUs", bad, m->ncpu);
-  return -1;
+  return 0;
 }
 
 static void sample_series(const psModel *m, psData *d) {
