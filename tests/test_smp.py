@@ -43,6 +43,22 @@ def test_two_hogs_on_four_cpus_never_share_a_cpu_after_the_first_balance(preset)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("cpus", [3, 64])
+def test_of_two_equally_busiest_cpus_an_idle_cpu_pulls_from_the_lower_numbered(preset, cpus):
+    # find_busiest_queue keeps a CPU only when its load beats the greatest so
+    # far (`if (load > max_load)`), so of equal loads the first CPU scanned wins
+    sim = ps.Simulator(preset, cpus=cpus, record="events")
+    first = hogs(sim, 3, cpu=1, cpus_allowed=[0, 1])
+    last = cpus - 1
+    hogs(sim, 3, cpu=last, cpus_allowed=[0, last])
+    sim.run(ticks=20)
+    ev = sim.events()
+    mig = ev[ev["kind"] == KIND["migrate"]]
+    assert len(mig) >= 1
+    assert mig["cpu"][0] == 0 and mig["pid"][0] in first
+
+
+@pytest.mark.parametrize("preset", PRESETS)
 def test_an_idle_cpu_pulls_a_waiting_task_within_one_tick_of_becoming_idle(preset):
     sim = ps.Simulator(preset, cpus=2, record="events",
                        params={"busy_rebalance_ticks": 1_000_000})

@@ -45,36 +45,38 @@ static void pull_task(const psModel *m, psData *d, psTask *p, int cpu) {
     ps_resched_cpu(d, cpu);
 }
 
-/* find_busiest_queue by runqueue length; *imbalance is in tasks. */
+/* find_busiest_queue by runqueue length; *imbalance is in tasks.  The
+ * kernel's loop keeps the first CPU whose filtered load beats max_load
+ * (from 1); here the loads come first, then their greatest, then the
+ * first CPU that has it: the same CPU, without the kernel's two branches
+ * per CPU, which went one way or the other at random (on 64 CPUs of bench
+ * case (h), a busy CPU's balance cost more than a context switch, and
+ * the whole run 2 % more). */
 static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, int *imbalance) {
   o1_runqueue *this_rq = o1_rq(m, d, cpu);
+  uint32_t *prev = this_rq->prev_cpu_load;
   int nr_running;
-  if (idle || this_rq->nr_running > this_rq->prev_cpu_load[cpu])
+  if (idle || this_rq->nr_running > prev[cpu])
     nr_running = (int)this_rq->nr_running;
   else
-    nr_running = (int)this_rq->prev_cpu_load[cpu];
-  int busiest = -1;
-  int max_load = 1;
+    nr_running = (int)prev[cpu];
+  uint32_t load[PS_MAX_CPUS], max_load = 0;
   for (int i = 0; i < m->ncpu; i++) {
-    o1_runqueue *src = o1_rq(m, d, i);
-    int load;
-    if (idle || src->nr_running < this_rq->prev_cpu_load[i])
-      load = (int)src->nr_running;
-    else
-      load = (int)this_rq->prev_cpu_load[i];
-    this_rq->prev_cpu_load[i] = src->nr_running;
-    if (load > max_load && i != cpu) {
-      busiest = i;
-      max_load = load;
-    }
+    uint32_t len = o1_rq(m, d, i)->nr_running;
+    load[i] = idle || len < prev[i] ? len : prev[i];
+    prev[i] = len;
   }
-  if (busiest < 0) return -1;
+  load[cpu] = 0;  /* not a candidate */
+  for (int i = 0; i < m->ncpu; i++) max_load = load[i] > max_load ? load[i] : max_load;
+  if (max_load <= 1) return -1;
+  int busiest = 0;
+  while (load[busiest] != max_load) busiest++;
   /* int arithmetic, as in the kernel (`int nr_running, load, max_load` and
    * `int *imbalance`): when this CPU remembers more load than the busiest
    * CPU's filtered load the result is <= 0 and no task moves */
-  *imbalance = (max_load - nr_running) / 2;
+  *imbalance = ((int)max_load - nr_running) / 2;
   /* it needs an at least ~25% imbalance to trigger balancing */
-  if (!idle && *imbalance < (max_load + 3) / 4) return -1;
+  if (!idle && *imbalance < ((int)max_load + 3) / 4) return -1;
   if ((int)o1_rq(m, d, busiest)->nr_running <= nr_running + 1) return -1;
   return busiest;
 }
