@@ -108,15 +108,18 @@ O1_PRESETS = [p for p in PRESETS if p.startswith("linux-2.5")]
 
 
 @pytest.mark.parametrize("preset", O1_PRESETS)
-def test_busy_cpus_defer_their_ticks_while_sleepers_wake_elsewhere(preset):
+@pytest.mark.parametrize("debug", [False, True])
+def test_busy_cpus_defer_their_ticks_while_sleepers_wake_elsewhere(preset, debug):
     """A hog and ten sleepers pinned to each of 4 CPUs: some sleeper wakes
     at nearly every tick, so the CPUs never batch together; the 2.5 family
     lets each busy CPU defer its own ticks (psPolicy.tick_batch_local) and
-    catch them up when a wakeup, a switch or its next tick comes.  A run in
-    chunks of a prime number of ticks, interleaved with reads from Python,
-    and the run stepped tick by tick are the same run."""
+    catch them up when a wakeup, a switch or its next tick comes, applying
+    what its tick_batch said it could without asking again
+    (PS_TICK_BATCH_TRUSTED) -- with debug checks, after asking again.  A
+    run in chunks of a prime number of ticks, interleaved with reads from
+    Python, and the run stepped tick by tick are the same run."""
     def build():
-        sim = ps.Simulator(preset, cpus=4, seed=9, record="events")
+        sim = ps.Simulator(preset, cpus=4, seed=9, record="events", debug=debug)
         for c in range(4):
             sim.spawn(ps.programs.cpu_hog(), name=f"hog{c}", cpu=c, cpus_allowed=[c])
             for i in range(10):

@@ -160,18 +160,22 @@ WAKEUP_READS_THE_SLICE = [
 ]
 
 
-def test_deferred_ticks_are_applied_before_a_wakeup_on_their_cpu_reads_them(tmp_path):
+@pytest.mark.parametrize("local", ["1", "PS_TICK_BATCH_TRUSTED"])
+def test_deferred_ticks_are_applied_before_a_wakeup_on_their_cpu_reads_them(tmp_path, local):
     """On 2 CPUs a hog on CPU 0 runs 100-tick slices while a task on CPU 1
     wakes at every tick, so no stretch is free of events on both CPUs and
     CPU 0 can only batch by deferring its ticks.  A sleeper on CPU 0 wakes
     at odd times and preempts the hog when it has used half its slice:
     the run in one call, which defers, equals the run stepped tick by tick,
-    which never does."""
-    ps.build_policy(policy_file(tmp_path, renamed("rr-peek"), *WAKEUP_READS_THE_SLICE,
-                                filename="rr_peek.c"))
+    which never does.  Trusted (PS_TICK_BATCH_TRUSTED), the example's
+    tick_batch takes apply=2 as any other apply: its count reads no clock."""
+    preset = f"rr-peek-{local[:5].lower()}"
+    ps.build_policy(policy_file(tmp_path, renamed(preset), *WAKEUP_READS_THE_SLICE,
+                                (".tick_batch_local = 1,", f".tick_batch_local = {local},"),
+                                filename=f"{preset}.c"))
 
     def build():
-        sim = ps.Simulator("rr-peek", cpus=2, seed=2, record="events")
+        sim = ps.Simulator(preset, cpus=2, seed=2, record="events")
         sim.spawn(ps.programs.cpu_hog(), name="hog", cpu=0, cpus_allowed=[0])
         sim.spawn(ps.Program().loop().sleep(ms=ps.uniform(5, 80)).run(ms=0.2).end(),
                   name="sleeper", cpu=0, cpus_allowed=[0])
@@ -320,6 +324,14 @@ def test_malformed_tables_are_refused_with_what_is_wrong(tmp_path):
     no_entry.write_text("#include <pysched/policy_lib.h>\nint nothing;\n")
     with pytest.raises(ps.ConfigError, match="no_entry.c is not a pysched policy library"):
         ps.build_policy(no_entry)
+
+
+def test_a_tick_batch_local_outside_its_three_values_is_refused(tmp_path):
+    path = policy_file(tmp_path, renamed("rr-trust"),
+                       (".tick_batch_local = 1,", ".tick_batch_local = 3,"), filename="trust.c")
+    with pytest.raises(ps.ConfigError, match="policy round-robin: tick_batch_local 3; "
+                                             "allowed 0..2"):
+        ps.build_policy(path)
 
 
 def test_a_preset_name_already_taken_is_refused(rr, tmp_path):

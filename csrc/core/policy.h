@@ -31,6 +31,10 @@ typedef struct psParamInfo {
  * negative); a policy's fields are I32, U32 or I64. */
 enum { PS_F_I32 = 0, PS_F_U32 = 1, PS_F_I64 = 2, PS_F_U64 = 3 };
 
+/* psPolicy.tick_batch_local: never, a CPU's ticks may be deferred alone,
+ * and so with the ticks applied as the policy said it could (apply=2). */
+enum { PS_TICK_BATCH_GLOBAL = 0, PS_TICK_BATCH_LOCAL = 1, PS_TICK_BATCH_TRUSTED = 2 };
+
 /* Where a field's offset points. */
 enum {
   PS_AT_PRIV = 0,   /* into psTask.priv (a policy task field), or the policy's runqueue */
@@ -172,7 +176,11 @@ typedef struct psHooks {
    * CPU alone while others have events due: the engine defers that CPU's
    * next n ticks, and applies those that have fallen due (apply=1, with
    * k <= n and the clock of the instant it asked) before the next hook
-   * that acts on that CPU. */
+   * that acts on that CPU.  With tick_batch_local PS_TICK_BATCH_TRUSTED
+   * it applies them with apply=2 instead: k <= the n the policy answered,
+   * nothing has acted on the CPU since, and the policy applies k without
+   * asking itself again and without reading the clock (it is the
+   * applying instant's); it returns k. */
   int64_t (*tick_batch)(const psModel *m, psData *d, int cpu, int64_t k, int apply);
 
   /* sched_yield by the running task p; the hook reschedules its CPU if the
@@ -255,7 +263,8 @@ struct psPolicy {
    * are not running, and reads runqueue lengths, which ticks before the
    * expiry of a slice leave alone).  On several CPUs the engine may then
    * defer a busy CPU's ticks while the others have events, instead of
-   * batching only when no CPU has anything due.  0: never. */
+   * batching only when no CPU has anything due.  0: never.
+   * PS_TICK_BATCH_TRUSTED (2): so, and tick_batch takes apply=2 (above). */
   int tick_batch_local;
 };
 

@@ -253,9 +253,16 @@ out:
 /* k ticks of tick_o1 at once, as many as leave a normal task in the active
  * array with time to run and come before the next balancing: each only
  * decrements sleep_avg (to 0 at least) and time_slice; the tick that would
- * end the slice or balance is left to tick_o1. */
+ * end the slice or balance is left to tick_o1.  apply=2: k deferred ticks
+ * it said it could take (PS_TICK_BATCH_TRUSTED), with nothing to check. */
 static int64_t tick_batch_o1(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
   psTask *p = ps_curr(d, cpu);
+  if (apply == 2) {
+    o1_task *pt = O1(p);
+    pt->sched.sleep_avg = pt->sched.sleep_avg > k ? pt->sched.sleep_avg - (uint32_t)k : 0;
+    p->time_slice -= (int)k;
+    return k;
+  }
   if (o1_rt_task(p) || o1_array(p) != o1_rq(m, d, cpu)->active) return 0;
   int64_t n = p->time_slice - 1, before = o1_ticks_before_rebalance(m, d, cpu);
   if (n > k) n = k;
@@ -397,5 +404,5 @@ const psPolicy ps_policy_o1 = {
         .tick_batch = tick_batch_o1,
         .yield = yield_o1,
     },
-    .tick_batch_local = 1,
+    .tick_batch_local = PS_TICK_BATCH_TRUSTED,
 };
