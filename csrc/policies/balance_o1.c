@@ -49,9 +49,8 @@ static void pull_task(const psModel *m, psData *d, psTask *p, int cpu) {
  * kernel's loop keeps the first CPU whose filtered load beats max_load
  * (from 1); here the loads come first, then their greatest, then the
  * first CPU that has it: the same CPU, without the kernel's two branches
- * per CPU, which went one way or the other at random (on 64 CPUs of bench
- * case (h), a busy CPU's balance cost more than a context switch, and
- * the whole run 2 % more). */
+ * per CPU, which went one way or the other at random (bench_ticks (h) on
+ * 64 CPUs: 1-1.6 % of the run). */
 static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, int *imbalance) {
   o1_runqueue *this_rq = o1_rq(m, d, cpu);
   uint32_t *prev = this_rq->prev_cpu_load;
