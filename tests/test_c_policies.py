@@ -334,6 +334,35 @@ def test_a_tick_batch_local_outside_its_three_values_is_refused(tmp_path):
         ps.build_policy(path)
 
 
+def test_a_trusted_policy_whose_answer_changes_fails_with_debug_checks(tmp_path):
+    # a policy that answers 1 when asked a second time at the same jiffy: with
+    # debug checks the engine asks again before applying what it trusted
+    ps.build_policy(policy_file(
+        tmp_path, renamed("rr-fickle"),
+        ("  int64_t nr_rotations; /* slices that ended with the task moving to the tail */",
+         "  int64_t nr_rotations; /* slices that ended with the task moving to the tail */\n"
+         "  uint64_t asked_at;"),
+        ("  if (n <= 0) return 0;\n  if (apply)",
+         "  if (n <= 0) return 0;\n"
+         "  if (!apply && cpu_rq(m, d, cpu)->asked_at == d->jiffies + 1) return 1;\n"
+         "  if (!apply) cpu_rq(m, d, cpu)->asked_at = d->jiffies + 1;\n"
+         "  if (apply)"),
+        (".tick_batch_local = 1,", ".tick_batch_local = PS_TICK_BATCH_TRUSTED,"),
+        filename="fickle.c"))
+
+    def build(debug):
+        sim = ps.Simulator("rr-fickle", cpus=2, seed=2, debug=debug)
+        for c in range(2):
+            sim.spawn(ps.programs.cpu_hog(), cpu=c, cpus_allowed=[c])
+            sim.spawn(ps.Program().loop().run(us=300).sleep(ms=ps.uniform(2, 9)).end(),
+                      cpu=c, cpus_allowed=[c])
+        return sim
+    build(False).run(ticks=2000)
+    with pytest.raises(ps.Error, match=r"policy round-robin, asked again, can take 1 of "
+                                                 r"the [0-9]+ deferred ticks on cpu [01] it said"):
+        build(True).run(ticks=2000)
+
+
 def test_a_preset_name_already_taken_is_refused(rr, tmp_path):
     builtin = policy_file(tmp_path, renamed("linux-2.5.65"), filename="clash_builtin.c")
     with pytest.raises(ps.ConfigError, match="clash_builtin.c declares preset 'linux-2.5.65', "
