@@ -1,7 +1,7 @@
 """Instructions and cache misses per context switch of bench_ticks' case
 (h), as valgrind's cache model counts them, where the processor's own
-counters cannot be read (this project's machines are virtual: `perf stat -e instructions`
-says "not supported").
+counters cannot be read (this project's machines are virtual: `perf stat
+-e instructions` says "not supported").
 
     python benchmarks/bench_cachesim.py                  # 1, 8 and 64 CPUs
     python benchmarks/bench_cachesim.py --cpus 1 64 --ticks 40000
@@ -88,7 +88,7 @@ def main(argv=None):
         ap.error(f"--ticks {args.ticks}: at least 64, so that each CPU count runs a tick")
     if not shutil.which("valgrind"):
         ap.error("valgrind is not installed (Debian: apt-get install valgrind)")
-    print("case (h), per context switch, inside ps_run_until (valgrind's models)")
+    print("case (h), per context switch, inside ps_run_until (valgrind's cache model)")
     print(f"{'CPUs':>4} {'switches':>9} {'instr':>7} {'L1d rd':>7} {'L1d wr':>7} {'LL':>6}")
     for cpus in args.cpus:
         switches, t = measure(cpus, args.ticks // cpus)

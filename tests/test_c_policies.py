@@ -359,7 +359,7 @@ def test_a_trusted_policy_whose_answer_changes_fails_with_debug_checks(tmp_path)
         return sim
     build(False).run(ticks=2000)
     with pytest.raises(ps.Error, match=r"policy round-robin, asked again, can take 1 of "
-                                                 r"the [0-9]+ deferred ticks on cpu [01] it said"):
+                                       r"the [0-9]+ deferred ticks on cpu [01] it said"):
         build(True).run(ticks=2000)
 
 

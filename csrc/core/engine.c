@@ -877,8 +877,9 @@ static void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
   }
 }
 
-/* tick_batch on CPU c with the clock of the instant that deferred its ticks. */
-static int64_t tick_batch_as_asked(const psModel *m, psData *d, int c, int64_t k, int apply) {
+/* tick_batch on CPU c with the clock of the instant that deferred its ticks
+ * (out of line: inline, it cost the trusted path 3 instructions a switch). */
+__attribute__((noinline)) static int64_t tick_batch_as_asked(const psModel *m, psData *d, int c, int64_t k, int apply) {
   const psCpu *cpu = &d->cpu[c];
   int64_t now = d->now_ns;
   uint64_t jiffies = d->jiffies;
@@ -908,8 +909,8 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
     }
   }
   /* trusted: k of the ticks it said it could take, nothing done on the CPU
-   * since -- no second asking, no clock to set back (bench_ticks (h) on 2
-   * and 64 CPUs: -30 instructions per switch) */
+   * since -- no second asking, no clock to set back (bench_ticks (h):
+   * 1,062 -> 1,038 instructions per switch on 2 CPUs, 1,051 -> 1,025 on 64) */
   int64_t n = trusted ? m->hooks.tick_batch(m, d, c, k, 2) : tick_batch_as_asked(m, d, c, k, 1);
   if (n != k) {
     ps_fail(d, "policy %s applied %lld of %lld deferred ticks on cpu %d", m->policy->name,

@@ -257,17 +257,14 @@ out:
  * it said it could take (PS_TICK_BATCH_TRUSTED), with nothing to check. */
 static int64_t tick_batch_o1(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
   psTask *p = ps_curr(d, cpu);
-  if (apply == 2) {
-    o1_task *pt = O1(p);
-    pt->sched.sleep_avg = pt->sched.sleep_avg > k ? pt->sched.sleep_avg - (uint32_t)k : 0;
-    p->time_slice -= (int)k;
-    return k;
+  int64_t n = k;
+  if (apply != 2) {
+    if (o1_rt_task(p) || o1_array(p) != o1_rq(m, d, cpu)->active) return 0;
+    int64_t before = o1_ticks_before_rebalance(m, d, cpu);
+    if (n > p->time_slice - 1) n = p->time_slice - 1;
+    if (n > before) n = before;
+    if (n <= 0) return 0;
   }
-  if (o1_rt_task(p) || o1_array(p) != o1_rq(m, d, cpu)->active) return 0;
-  int64_t n = p->time_slice - 1, before = o1_ticks_before_rebalance(m, d, cpu);
-  if (n > k) n = k;
-  if (n > before) n = before;
-  if (n <= 0) return 0;
   /* asked (apply=0) and told (apply=1) in turn: stores of what is there
    * when asked, rather than a branch that is mispredicted half the time */
   o1_task *pt = O1(p);
