@@ -334,10 +334,25 @@ def test_a_tick_batch_local_outside_its_three_values_is_refused(tmp_path):
         ps.build_policy(path)
 
 
+def run_two_cpus(path, preset, debug):
+    """Each CPU a hog and a sleeper, 2 s under the preset path declares."""
+    ps.build_policy(path)
+    sim = ps.Simulator(preset, cpus=2, seed=2, debug=debug)
+    for c in range(2):
+        sim.spawn(ps.programs.cpu_hog(), cpu=c, cpus_allowed=[c])
+        sim.spawn(ps.Program().loop().run(us=300).sleep(ms=ps.uniform(2, 9)).end(),
+                  cpu=c, cpus_allowed=[c])
+    sim.run(ticks=2000)
+    return sim.stats()["cpu_ns"].sum()
+
+
 def test_a_trusted_policy_whose_answer_changes_fails_with_debug_checks(tmp_path):
     # a policy that answers 1 when asked a second time at the same jiffy: with
-    # debug checks the engine asks again before applying what it trusted
-    ps.build_policy(policy_file(
+    # debug checks the engine asks again before applying what it trusted.  It
+    # runs in a new interpreter: loaded here, its preset would stay among
+    # ps.presets() and fail every later test that runs them all with
+    # PYSCHED_DEBUG=1, as the sanitizer stage of CI does
+    path = policy_file(
         tmp_path, renamed("rr-fickle"),
         ("  int64_t nr_rotations; /* slices that ended with the task moving to the tail */",
          "  int64_t nr_rotations; /* slices that ended with the task moving to the tail */\n"
@@ -348,19 +363,13 @@ def test_a_trusted_policy_whose_answer_changes_fails_with_debug_checks(tmp_path)
          "  if (!apply) cpu_rq(m, d, cpu)->asked_at = d->jiffies + 1;\n"
          "  if (apply)"),
         (".tick_batch_local = 1,", ".tick_batch_local = PS_TICK_BATCH_TRUSTED,"),
-        filename="fickle.c"))
-
-    def build(debug):
-        sim = ps.Simulator("rr-fickle", cpus=2, seed=2, debug=debug)
-        for c in range(2):
-            sim.spawn(ps.programs.cpu_hog(), cpu=c, cpus_allowed=[c])
-            sim.spawn(ps.Program().loop().run(us=300).sleep(ms=ps.uniform(2, 9)).end(),
-                      cpu=c, cpus_allowed=[c])
-        return sim
-    build(False).run(ticks=2000)
-    with pytest.raises(ps.Error, match=r"policy round-robin, asked again, can take 1 of "
-                                       r"the [0-9]+ deferred ticks on cpu [01] it said"):
-        build(True).run(ticks=2000)
+        filename="fickle.c")
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(run_two_cpus, path, "rr-fickle", False).result() == 2 * 2000 * 10**6
+        with pytest.raises(ps.Error, match=r"policy round-robin, asked again, can take 1 of "
+                                           r"the [0-9]+ deferred ticks on cpu [01] it said"):
+            pool.submit(run_two_cpus, path, "rr-fickle", True).result()
+    assert "rr-fickle" not in ps.presets()
 
 
 def test_a_preset_name_already_taken_is_refused(rr, tmp_path):
