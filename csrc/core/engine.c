@@ -909,7 +909,7 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
     }
   }
   /* trusted: k of the ticks it said it could take, nothing done on the CPU
-   * since -- no second asking, no clock to set back (bench_ticks (h):
+   * since -- no second asking, no clock to set back (bench_cachesim (h):
    * 1,062 -> 1,038 instructions per switch on 2 CPUs, 1,051 -> 1,025 on 64) */
   int64_t n = trusted ? m->hooks.tick_batch(m, d, c, k, 2) : tick_batch_as_asked(m, d, c, k, 1);
   if (n != k) {
