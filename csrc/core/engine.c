@@ -290,7 +290,8 @@ __attribute__((always_inline)) static inline int try_to_wake_up(const psModel *m
                                                                 psTask *p, int mask,
                                                                 psTask *waker, int sync) {
   if (!(p->state & mask)) return 0;
-  ps_catch_up(m, d, p->cpu);
+  ps_ready(m, d, p);
+  ps_ready(m, d, waker);
   acct(p, d->now_ns, PS_ACCT_WAIT);
   int preempt = m->hooks.wakeup(m, d, p, waker, sync);
   p->on_rq = 1;

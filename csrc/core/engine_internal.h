@@ -16,6 +16,16 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c);
 static inline void ps_catch_up(const psModel *m, psData *d, int c) {
   if (d->cpus_deferred >> c & 1) ps_catch_up_ticks(m, d, c);
 }
+/* Before task p (or NULL) is given to a hook: the CPU it is on is brought
+ * up to date, so that no hook reads or changes a task whose CPU still owes
+ * it ticks -- a parent computing on one CPU while its child exits on
+ * another (sched_exit gives it the child's slice and averages its
+ * sleep_avg), a waker, a task being moved.  Every hook call that names a
+ * task goes through this (policy.h, psHooks); whole, chunked and stepped
+ * runs then agree whichever CPUs their tasks are on. */
+static inline void ps_ready(const psModel *m, psData *d, const psTask *p) {
+  if (p) ps_catch_up(m, d, p->cpu);
+}
 
 /* Log one event when the event log is on. */
 void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,

@@ -107,7 +107,10 @@ typedef struct psPreset {
 
 /* The hooks.  Mandatory: task_spawn, wakeup, deactivate, pick_next.  Any
  * other may be NULL: the model then runs the engine's default, named
- * below, so the engine never tests a hook for NULL. */
+ * below, so the engine never tests a hook for NULL.  Every task a hook is
+ * given is up to date when it is called: the ticks its CPU owes it (see
+ * tick_batch_local) have been applied first, whichever CPU the hook runs
+ * for. */
 typedef struct psHooks {
   /* Model build and every set_param: check the parameter set as a whole
    * (cross-parameter limits, overflow of the policy's arithmetic) and

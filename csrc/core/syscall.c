@@ -218,6 +218,7 @@ static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   c->exit_ns = -1;
   c->state = PS_TASK_RUNNING;
   d->nr_forks++;
+  ps_ready(m, d, p);  /* the child is on the parent's CPU */
   m->hooks.task_fork(m, d, p, c);
   c->on_rq = 1;
   ps_log(m, d, PS_EVT_FORK, c->cpu, c, p->pid, c->prio, 0);
@@ -230,6 +231,8 @@ static void do_exit(const psModel *m, psData *d, psTask *p) {
   psTask *parent = ps_task_by_pid(m, d, p->ppid);
   if (parent && parent->exit_ns >= 0) parent = NULL;
   p->state = PS_TASK_ZOMBIE;
+  ps_ready(m, d, p);
+  ps_ready(m, d, parent);
   m->hooks.task_exit(m, d, p, parent);
   ps_log(m, d, PS_EVT_EXIT, p->cpu, p, parent ? parent->pid : -1, p->prio, 0);
   p->exit_ns = d->now_ns;
@@ -250,6 +253,7 @@ static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
     t->migrate_to = dest;
     ps_resched_cpu(d, t->cpu);
   } else {
+    ps_ready(m, d, t);
     ps_catch_up(m, d, dest);
     m->hooks.migrate(m, d, t, dest);
   }
@@ -289,15 +293,18 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
       return 1;
     case PS_SYS_YIELD:
       /* whether sched_yield reschedules is the policy's (2.4's may not) */
+      ps_ready(m, d, p);
       m->hooks.yield(m, d, p);
       return 0;
     case PS_SYS_NICE:
       /* set_user_nice: `if (TASK_NICE(p) == nice ...) return;` */
       if (p->nice == sc->arg) return 0;
+      ps_ready(m, d, p);
       m->hooks.set_nice(m, d, p, sc->arg);
       p->nice = sc->arg;
       return 0;
     case PS_SYS_SETSCHED:
+      ps_ready(m, d, p);
       m->hooks.set_scheduler(m, d, p, sc->arg, sc->arg2);
       return 0;
     case PS_SYS_PERIODIC: case PS_SYS_FRAME: case PS_SYS_TIMER: {
