@@ -259,6 +259,29 @@ def test_migration_renormalises_vruntime_by_min_vruntime():
     assert sim.task(moved).vruntime - sim.runqueue(1)["min_vruntime"] == before
 
 
+@pytest.mark.parametrize("preset", [CFS, "linux-6.12-eevdf"])
+def test_after_32_failed_balances_a_task_of_any_weight_may_be_pulled(preset):
+    """detach_tasks skips a task whose load >> nr_balance_failed exceeds the
+    imbalance; the load is an unsigned long and shift_right gives 0 from a
+    shift of 64 on, and for a weight below 2^32 from 32 on: after 32
+    balances that pulled nothing (three hogs pinned to CPU 0), a nice -20
+    task (weight 88761) is pulled against an imbalance of 45916.  A 32-bit
+    shift taken mod 32 (weight >> 0) would leave it."""
+    sim = ps.Simulator(preset, cpus=2)
+    for _ in range(3):
+        sim.set_affinity(sim.spawn(programs.cpu_hog(), cpu=0), [0])
+    local = sim.spawn(programs.cpu_hog(), cpu=1)
+    sim.set_affinity(local, [1])
+    while sim.cpu_stats()["nr_balance_failed"][1] < 32:
+        sim.step(ticks=1)
+    assert sim.cpu_stats()["nr_balance_failed"][1] == 32
+    sim.renice(local, -20)
+    heavy = [sim.spawn(programs.cpu_hog(), cpu=0, nice=-20) for _ in range(2)]
+    sim.run(seconds=0.05)
+    assert sorted(sim.task(p).cpu for p in heavy) == [0, 1]
+    assert sim.cpu_stats()["nr_balance_pulls"][1] == 1
+
+
 def test_without_the_balancer_tasks_stay_where_they_were_put():
     sim = ps.Simulator(CFS, cpus=2, params={"load_balance": 0})
     for _ in range(4):

@@ -148,9 +148,11 @@ static int load_balance(const psModel *m, psData *d, int cpu, int idle) {
     after = SE(p)->list_stamp;
     if (!can_migrate(m, d, p, busiest, cpu)) continue;
     if (by_load) {
-      uint32_t shift = this_rq->nr_balance_failed < 63 ? this_rq->nr_balance_failed : 63;
-      int64_t load = (int64_t)(SE(p)->weight >> shift);
-      if (load > imbalance) continue;
+      /* shift_right(load, nr_balance_failed): the kernel's load is an
+       * unsigned long, and a shift by its width or more gives 0 */
+      uint32_t shift = this_rq->nr_balance_failed;
+      uint64_t load = shift < 64 ? (uint64_t)SE(p)->weight >> shift : 0;
+      if (load > (uint64_t)imbalance) continue;
       imbalance -= SE(p)->weight;
     } else {
       imbalance--;

@@ -410,6 +410,7 @@ static const psFieldInfo cfs_rq_fields[] = {
     RF(next, PS_F_I32, "next buddy (slot, -1 none)"),
     RF(last, PS_F_I32, "last buddy (slot, -1 none)"),
     RF(skip, PS_F_I32, "skip buddy (slot, -1 none)"),
+    RF(nr_balance_failed, PS_F_U32, "sd->nr_balance_failed: periodic balances in a row that pulled nothing"),
     RF(nr_balance_pulls, PS_F_I64, "tasks the load balancer pulled to this CPU"),
     RF(nr_wakeup_migrations, PS_F_I64, "wakeups placed on this CPU from another"),
 };
