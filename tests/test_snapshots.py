@@ -142,3 +142,75 @@ def test_a_snapshot_of_another_layout_is_refused_as_another_build():
         Sim.restore(bytes(raw))
     with pytest.raises(ValueError, match="not a pysched snapshot"):
         Sim.restore(b"PSCHED01" + bytes(100))
+
+
+def resealed(b):
+    """b with its checksum made to match again, as anyone can."""
+    return bytes(b[:-8]) + fnv1a64(b[:-8]).to_bytes(8, "little")
+
+
+def at(raw, values):
+    """The offset of the int64 values, stored consecutively, in raw (once)."""
+    pattern = np.asarray(values, dtype="<i8").tobytes()
+    assert raw.count(pattern) == 1
+    return raw.index(pattern)
+
+
+def test_a_crafted_switch_count_that_would_overflow_is_refused():
+    sim = small("linux-2.5.65")
+    row = sim.cpu_stats()[0]
+    raw = bytearray(sim._core.snapshot())
+    i = at(raw, [row["nr_switches"], row["ticks"], row["busy_ticks"], row["busy_ns"]])
+    raw[i:i + 8] = (2**63 - 1).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: cpu 0's counters"):
+        Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("field, value", [("nvcsw", -1), ("cpu_ns", 10**18), ("nr_wakeups", 2**63 - 1)])
+def test_a_crafted_task_counter_outside_what_a_run_can_reach_is_refused(field, value):
+    sim = small("linux-2.5.65")
+    st = sim.stats()[2]  # the server, woken often
+    # as psTask holds them; the times before them are brought up to now when read
+    names = ["cpu_ns", "wait_ns", "sleep_ns", "cpu_ticks", "nvcsw", "nivcsw", "nr_wakeups",
+             "nr_migrations"]
+    raw = bytearray(sim._core.snapshot())
+    i = at(raw, [st[n] for n in names[3:]]) + 8 * (names.index(field) - 3)
+    raw[i:i + 8] = value.to_bytes(8, "little", signed=True)
+    with pytest.raises(ValueError, match=f"damaged: pid {st['pid']}'s counters"):
+        Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("column, offset, value", [("cpu", 24, 1000), ("kind", 28, 99),
+                                                   ("pid", 16, 10**6), ("time_ns", 0, -5)])
+def test_a_crafted_event_record_naming_what_does_not_exist_is_refused(column, offset, value):
+    sim = ps.Simulator("linux-2.5.65", cpus=2, record="events")
+    sim.spawn(ps.programs.interactive(2, 10))
+    sim.run(seconds=0.1)
+    raw = bytearray(sim._core.snapshot())
+    i = raw.index(sim.events()[-1].tobytes()) + offset
+    width = 2 if column == "kind" else 8 if column == "time_ns" else 4
+    raw[i:i + width] = value.to_bytes(width, "little", signed=True)
+    with pytest.raises(ValueError, match="damaged: event record"):
+        Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("cpus", [2, 3, 8])
+def test_a_simulator_with_staggered_ticks_pickles_before_its_first_tick(cpus):
+    sim = ps.Simulator("linux-2.5.65", cpus=cpus, stagger_ticks=True, seed=3)
+    sim.spawn(ps.programs.cpu_hog())
+    sim.spawn(ps.programs.interactive(2, 10))
+    twin = pickle.loads(pickle.dumps(sim))
+    for s in (sim, twin):
+        s.run(seconds=0.2)
+    assert same(sim, twin)
+
+
+def test_a_simulator_run_again_after_a_livelock_still_pickles():
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.Program().loop().post("a").wait("a").end())
+    for _ in range(3):
+        with pytest.raises(ps.StateError, match="livelock"):
+            sim.run(seconds=0.01)
+    twin = pickle.loads(pickle.dumps(sim))
+    with pytest.raises(ps.StateError, match="livelock"):
+        twin.run(seconds=0.01)

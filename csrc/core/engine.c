@@ -97,6 +97,9 @@ void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r) {
 }
 
 void ps_livelock(psData *d) {
+  /* the instant stays livelocked, its count no higher: each further run
+   * fails the same way, and the state stays one a snapshot may hold */
+  d->instant_actions = PS_MAX_ACTIONS_PER_INSTANT + 1;
   ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
                "run/io, or tasks waking each other without computing?)",
             (long long)d->now_ns, PS_MAX_ACTIONS_PER_INSTANT);

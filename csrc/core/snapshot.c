@@ -202,6 +202,12 @@ static int pids_unique(const psModel *m, const psData *d) {
   return ok;
 }
 static int time_ok(int64_t t) { return t >= 0 && t <= PS_MAX_TIME_NS; }
+/* A count that runs only add to (switches, wakeups, forks, posts ...):
+ * 0..2^62.  A billion a simulated second for the clock's whole range (73
+ * years) stays below 2^61, so no increment of a loaded count overflows. */
+static int count_ok(int64_t v) { return v >= 0 && v <= (INT64_C(1) << 62); }
+/* A time counted up to now (CPU, wait and sleep time ...): 0..now. */
+static int span_ok(int64_t v, int64_t now) { return v >= 0 && v <= now; }
 
 #define BAD(...)                            \
   do {                                      \
@@ -293,10 +299,16 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
     if (cpu->curr < 0 || cpu->curr >= d->ntask || cpu->idle != c) BAD("cpu %d's task", c);
-    if (d->next_tick_ns[c] <= now || d->next_tick_ns[c] > now + m->tick_ns ||
-        cpu->run_since_ns > now || cpu->run_since_ns < 0 ||
+    /* its next tick: the first after now on its grid, CPU c's ticks falling
+     * c * tick_ns / ncpu after CPU 0's with staggered ticks (ps_data_init) */
+    int64_t phase = m->stagger_ticks ? c * (m->tick_ns / m->ncpu) : 0, next = d->next_tick_ns[c];
+    if (next <= now || next - m->tick_ns > (now > phase ? now : phase) ||
+        (next - phase) % m->tick_ns || cpu->run_since_ns > now || cpu->run_since_ns < 0 ||
         cpu->overhead_until_ns > now + m->switch_cost_ns || cpu->defer_n)
       BAD("cpu %d's times", c);
+    if (!count_ok(cpu->nr_switches) || !span_ok(cpu->busy_ns, now) || cpu->ticks < 0 ||
+        (uint64_t)cpu->ticks > d->jiffies + 1 || cpu->busy_ticks < 0 || cpu->busy_ticks > cpu->ticks)
+      BAD("cpu %d's counters", c);
   }
   if (d->next_pid < 1 || d->next_pid == INT32_MAX || !index_ok(d->free_slot, d->ntask))
     BAD("pid counter or free list");
@@ -326,6 +338,12 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
         t->since_ns > now || (t->exit_ns != -1 && (t->exit_ns < 0 || t->exit_ns > now)) ||
         (t->woken_ns != -1 && (t->woken_ns < 0 || t->woken_ns > now)))
       BAD("pid %d's accounting", t->pid);
+    if (!span_ok(t->cpu_ns, now) || !span_ok(t->wait_ns, now) || !span_ok(t->sleep_ns, now) ||
+        t->cpu_ticks < 0 || (uint64_t)t->cpu_ticks > d->jiffies + 1 || !count_ok(t->nvcsw) ||
+        !count_ok(t->nivcsw) || !count_ok(t->nr_wakeups) || !count_ok(t->nr_migrations) ||
+        !count_ok(t->lat_count) || !span_ok(t->lat_sum_ns, now) || !span_ok(t->lat_max_ns, now) ||
+        t->lat_max_ns > t->lat_sum_ns || !span_ok(t->start_ns, now))
+      BAD("pid %d's counters", t->pid);
     if (!idle && !program_state_ok(m, t)) BAD("pid %d's program state", t->pid);
     alive += !idle && t->exit_ns < 0;
     nfree += free_slot;
@@ -343,9 +361,12 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
         t->exit_ns < 0 || t->exit_ns > now)
       BAD("exited record %lld", (long long)k);
   }
+  if (!count_ok(d->nr_forks) || !count_ok(d->nr_exits)) BAD("the fork and exit counts");
+  for (int k = 0; k < PS_NWARN; k++)
+    if (!count_ok(d->warn[k])) BAD("warning count %d", k);
   for (int32_t k = 0; k < d->nchan; k++) {
     const psChannel *c = &d->chan[k];
-    if (c->count < 0 || !index_ok(c->head, d->ntask) || !index_ok(c->tail, d->ntask))
+    if (!count_ok(c->count) || !index_ok(c->head, d->ntask) || !index_ok(c->tail, d->ntask))
       BAD("channel %d", k);
     /* its waiters: a chain of tasks that wait on it, ending at tail */
     int32_t n = 0, last = -1;
@@ -382,6 +403,49 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
                (parent->cls > e->cls || (parent->cls == e->cls && parent->rank > e->rank)))))
       BAD("event %lld out of order", (long long)k);
   }
+  return 1;
+}
+
+/* The records of the rings, as the engine writes them: oldest first, at or
+ * before now, naming CPUs of this machine and pids given out, so that
+ * every reader (events(), export_ftrace ...) may index by them. */
+static int records_ok(const psModel *m, const psData *d, char *err, int errlen) {
+  int64_t now = d->now_ns, last = 0;
+  int32_t pids = d->next_pid, ids = pids > m->ncpu ? pids : m->ncpu;
+  for (int64_t k = 0; k < d->events.n; k++) {
+    const psEventRec *e = psu_ring_at(&d->events, k);
+    if (e->time_ns < last || e->time_ns > now || e->kind < 0 || e->kind >= PS_NEVT_KINDS ||
+        e->cpu < 0 || e->cpu >= m->ncpu || e->pid < -1 || e->pid >= pids || e->other < -1 ||
+        e->other >= ids)
+      BAD("event record %lld", (long long)k);
+    last = e->time_ns;
+  }
+  last = 0;
+  for (int64_t k = 0; k < d->latencies.n; k++) {
+    const psLatencyRec *l = psu_ring_at(&d->latencies, k);
+    if (l->time_ns < last || l->time_ns > now || l->latency_ns < 0 || l->latency_ns > l->time_ns ||
+        l->pid < 1 || l->pid >= pids || l->cpu < 0 || l->cpu >= m->ncpu)
+      BAD("latency record %lld", (long long)k);
+    last = l->time_ns;
+  }
+  for (int64_t k = 0; k < d->periodic.n; k++) {
+    const psPeriodicRec *r = psu_ring_at(&d->periodic, k);
+    if (!span_ok(r->start_ns, now) || !time_ok(r->due_ns) || !span_ok(r->latency_ns, now) ||
+        (r->finish_ns != -1 && !span_ok(r->finish_ns, now)) || r->missed_latency_ns < 0 ||
+        r->pid < 1 || r->pid >= pids || (r->met & ~1) || r->missed < 0 || r->dropped < 0)
+      BAD("timed-op record %lld", (long long)k);
+  }
+  last = 0;
+  for (int64_t k = 0; k < d->series.n; k++) {
+    const psSampleRec *r = psu_ring_at(&d->series, k);
+    if (r->time_ns < last || r->time_ns > now || r->pid < 0 || r->pid >= pids || r->field < 0 ||
+        r->field >= m->nseries)
+      BAD("series record %lld", (long long)k);
+    last = r->time_ns;
+  }
+  if (!count_ok(d->events.dropped) || !count_ok(d->latencies.dropped) ||
+      !count_ok(d->periodic.dropped) || !count_ok(d->series.dropped) || !count_ok(d->exited.dropped))
+    BAD("a count of dropped records");
   return 1;
 }
 
@@ -505,7 +569,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
       get_ring(&r, &d->series, sizeof(psSampleRec)) ||
       get_ring(&r, &d->exited, sizeof(psTask)) || d->exited.n > m->keep_exited || r.left)
     goto bad;
-  if (!state_ok(m, d, ev, dd.evq.n, why, sizeof why)) goto bad;
+  if (!state_ok(m, d, ev, dd.evq.n, why, sizeof why) || !records_ok(m, d, why, sizeof why))
+    goto bad;
   for (int64_t k = 0; k < dd.evq.n; k++)
     if (psu_evq_push(&d->evq, ev[k])) goto bad;
   free(ev);
