@@ -4,6 +4,7 @@ PYSCHED_SANITIZE=1 builds it with AddressSanitizer and UBSan (see README,
 "Sanitizer build")."""
 import glob
 import os
+import re
 
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
@@ -29,6 +30,11 @@ class build_py_with_headers(build_py):
         return super().get_outputs(include_bytecode) + [
             os.path.join(self.build_lib, HEADER_DIR, os.path.basename(h)) for h in HEADERS]
 
+
+# the package version, from its one place (pysched/__init__.py): snapshots
+# record the version that made them
+with open(os.path.join("pysched", "__init__.py")) as f:
+    VERSION = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
 
 cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "-Wno-unused-parameter"]
 ldflags = []
@@ -58,6 +64,7 @@ setup(
             sources=sorted(glob.glob("csrc/**/*.c", recursive=True)),
             depends=sorted(glob.glob("csrc/**/*.h", recursive=True)),
             include_dirs=["csrc", "csrc/core", "csrc/policies"],
+            define_macros=[("PS_VERSION", f'"{VERSION}"')],
             extra_compile_args=cflags,
             extra_link_args=ldflags,
             # dl: dlopen of the policy libraries built outside the package

@@ -1171,6 +1171,10 @@ static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
   char err[PS_ERRLEN];
   int rc = ps_snapshot_load(view.buf, (size_t)view.len, pre, &s->m, &s->d, err, sizeof err);
   PyBuffer_Release(&view);
+  if (rc == PS_SNAPSHOT_OTHER_LAYOUT && pdef != Py_None)
+    snprintf(err, sizeof err, "the snapshot's Python policy '%s' has changed since it was made: "
+             "its class now declares other parameters, task fields or runqueue fields (restore "
+             "it with the class as it was)", pre->name);
   if (rc) {
     Py_DECREF(s);
     return raise_value(err);

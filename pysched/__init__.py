@@ -54,8 +54,10 @@ from .simulator import Simulator, TaskView
 from .sweep import sweep
 from . import examples, plot, testing
 
-# the package version: pyproject.toml reads it from here (setuptools dynamic)
-__version__ = "0.1.0"
+# the package version, its one place: pyproject.toml (setuptools dynamic) and
+# setup.py (for the C core, which writes it into every snapshot) read it
+# from here.  0.2.0: snapshot format 5, which records the version
+__version__ = "0.2.0"
 
 __all__ = [
     "Error", "ConfigError", "StateError", "InvariantError", "PolicyError", "Policy", "Param",

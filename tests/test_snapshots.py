@@ -11,6 +11,7 @@ import pytest
 import pysched as ps
 
 Sim = ps.simulator._core.Sim
+HEADER = 8 + 8 + 8 + 64  # magic, format, layout hash, preset name; then the version
 PRESETS = ps.presets()
 
 
@@ -111,7 +112,7 @@ def test_crafted_snapshots_with_a_valid_checksum_are_refused_or_run_consistently
     # a consistent state (the invariants hold while it runs)
     raw = blob(preset)
     rng = random.Random(2)
-    header = 8 + 8 + 8 + 64
+    header = HEADER + 64
     refused = loaded = 0
     for _ in range(150):
         b = bytearray(raw[:-8])
@@ -135,13 +136,67 @@ def test_crafted_snapshots_with_a_valid_checksum_are_refused_or_run_consistently
     assert refused > 0 and refused + loaded == 150
 
 
-def test_a_snapshot_of_another_layout_is_refused_as_another_build():
+
+
+def test_a_snapshot_of_another_layout_is_refused_naming_the_version_that_made_it():
     raw = bytearray(blob("linux-2.5.65"))
+    assert raw[HEADER:HEADER + 64].rstrip(b"\0").decode() == ps.__version__
     raw[16] ^= 1  # the layout hash
-    with pytest.raises(ValueError, match="another build"):
+    with pytest.raises(ValueError, match=rf"made by pysched {ps.__version__} for a 'linux-2.5.65' "
+                                         r"whose structs or policy tables differ from this build's "
+                                         rf"\(pysched {ps.__version__}, snapshot format 5\)"):
+        Sim.restore(bytes(raw))
+    raw[HEADER:HEADER + 64] = b"0.1.9".ljust(64, b"\0")
+    with pytest.raises(ValueError, match=r"made by pysched 0\.1\.9 for a 'linux-2.5.65'"):
         Sim.restore(bytes(raw))
     with pytest.raises(ValueError, match="not a pysched snapshot"):
         Sim.restore(b"PSCHED01" + bytes(100))
+
+
+def test_a_snapshot_of_an_older_format_says_so_and_what_this_build_reads():
+    raw = bytearray(blob("linux-2.5.65"))
+    raw[8:16] = (4).to_bytes(8, "little")  # format 4 had no version in its header
+    with pytest.raises(ValueError, match=r"made by a pysched older than 0\.2\.0 \(snapshot format "
+                                         rf"4\); this build, pysched {ps.__version__}, reads format 5"):
+        Sim.restore(bytes(raw))
+
+
+class Counting(ps.Policy):
+    """A round robin whose declared fields a test edits."""
+    name = "py-counting"
+    rq_fields = ("picks",)
+
+    def setup(self):
+        self.queue = [[] for _ in range(self.cpus)]
+
+    def task_spawn(self, p):
+        self.queue[p.cpu].append(p.pid)
+        return self.curr(p.cpu).is_idle
+
+    def wakeup(self, p, waker, sync):
+        return self.task_spawn(p)
+
+    def deactivate(self, p):
+        self.queue[p.cpu].remove(p.pid)
+
+    def pick_next(self, cpu):
+        self.rq(cpu).picks += 1
+        return self.queue[cpu][0] if self.queue[cpu] else None
+
+
+def test_a_python_policy_whose_class_changed_since_the_pickle_is_named_as_the_cause():
+    sim = ps.Simulator(Counting)
+    sim.spawn(ps.programs.interactive(2, 10))
+    sim.run(seconds=0.05)
+    data = pickle.dumps(sim)
+    Counting.rq_fields = ("picks", "idles")
+    try:
+        with pytest.raises(ValueError, match="the snapshot's Python policy 'py-counting' has changed "
+                                             "since it was made"):
+            pickle.loads(data)
+    finally:
+        Counting.rq_fields = ("picks",)
+    assert pickle.loads(data).now_ns == sim.now_ns
 
 
 def resealed(b):

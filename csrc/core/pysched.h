@@ -269,9 +269,19 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
  * if buf is not a snapshot. */
 int ps_snapshot_preset_name(const unsigned char *buf, size_t len, char *name, char *err,
                             int errlen);
+/* The package version this build was made as (setup.py passes
+ * pysched.__version__); snapshots record the one that made them. */
+#ifndef PS_VERSION
+#define PS_VERSION "unknown"
+#endif
 /* Rebuild a model and state of `preset` (the one the snapshot names; the
- * caller resolves it) from a snapshot of this build; 0 or -1 with err
- * (lengths, indices and invariants are checked before anything is used). */
+ * caller resolves it) from a snapshot of this build; 0, or -1 with err
+ * (lengths, indices and invariants are checked before anything is used;
+ * a snapshot of another format or package version says which made it and
+ * what this build reads), or PS_SNAPSHOT_OTHER_LAYOUT when the same format
+ * and version stored the preset's policy with other tables (a Python
+ * policy's class changed since). */
+#define PS_SNAPSHOT_OTHER_LAYOUT (-2)
 int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *preset, psModel *m,
                      psData *d, char *err, int errlen);
 

@@ -2,7 +2,8 @@
  * for shipping a branched run to another process).
  *
  * Layout: magic, format version, a hash of this build's struct layouts and
- * policy tables, the preset's name; the model (parameters by name), the
+ * policy tables, the preset's name, the package version that wrote it
+ * (from format 5 on); the model (parameters by name), the
  * programs and sources; the state; the record rings; last a checksum
  * (FNV-1a 64) of everything before it.  The structs are stored as this
  * build lays them out, so a snapshot is read back by a build with the same
@@ -16,7 +17,7 @@
 #include "engine_internal.h"
 
 #define MAGIC "PSCHED02"
-#define FORMAT_VERSION 4
+#define FORMAT_VERSION 5
 #define NAME_LEN PS_SNAPSHOT_NAME
 
 /* ---- FNV-1a 64 ---- */
@@ -106,6 +107,7 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   put_i64(&w, FORMAT_VERSION);
   put_i64(&w, (int64_t)layout_hash(m->policy));
   put_name(&w, m->preset->name);
+  put_name(&w, PS_VERSION);
   put(&w, m, sizeof *m);
   put_i64(&w, m->policy->nparams);
   for (int i = 0; i < m->policy->nparams; i++) {
@@ -469,17 +471,21 @@ static int get_params(reader *r, psModel *m, char *err, int errlen) {
   return 1;
 }
 
-/* The header: magic, format version, layout hash and preset name; 0, or
- * -1 with err. */
-static int get_header(reader *r, int64_t *version, int64_t *hash, char *name, char *err,
-                      int errlen) {
+/* The header: magic, format version, layout hash, preset name and the
+ * package version that wrote it (made_by, "" before format 5); 0, or -1
+ * with err. */
+static int get_header(reader *r, int64_t *version, int64_t *hash, char *name, char *made_by,
+                      char *err, int errlen) {
   char magic[8];
+  made_by[0] = 0;
   if (get(r, magic, 8) || memcmp(magic, MAGIC, 8) || get(r, version, sizeof *version) ||
-      get(r, hash, sizeof *hash) || get(r, name, NAME_LEN)) {
+      get(r, hash, sizeof *hash) || get(r, name, NAME_LEN) ||
+      (*version >= 5 && get(r, made_by, NAME_LEN))) {
     snprintf(err, errlen, "not a pysched snapshot");
     return -1;
   }
   name[NAME_LEN - 1] = 0;
+  made_by[NAME_LEN - 1] = 0;
   return 0;
 }
 
@@ -487,24 +493,48 @@ int ps_snapshot_preset_name(const unsigned char *buf, size_t len, char *name, ch
                             int errlen) {
   reader r = {buf, len};
   int64_t version, hash;
-  return get_header(&r, &version, &hash, name, err, errlen);
+  char made_by[NAME_LEN];
+  return get_header(&r, &version, &hash, name, made_by, err, errlen);
+}
+
+/* Whether this build reads a snapshot of that header for preset pre; 0, or
+ * -1 (or PS_SNAPSHOT_OTHER_LAYOUT) with err saying what made it and what
+ * this build reads. */
+static int readable(int64_t version, int64_t hash, const char *name, const char *made_by,
+                    const psPreset *pre, char *err, int errlen) {
+  char who[NAME_LEN + 32];
+  if (made_by[0])
+    snprintf(who, sizeof who, "pysched %s", made_by);
+  else
+    snprintf(who, sizeof who, "a pysched older than 0.2.0");
+  if (version != FORMAT_VERSION) {
+    snprintf(err, errlen, "the snapshot was made by %s (snapshot format %lld); this build, "
+             "pysched %s, reads format %d", who, (long long)version, PS_VERSION, FORMAT_VERSION);
+    return -1;
+  }
+  if (strcmp(name, pre->name)) {
+    snprintf(err, errlen, "the snapshot is of preset '%s', not '%s'", name, pre->name);
+    return -1;
+  }
+  if ((uint64_t)hash == layout_hash(pre->policy)) return 0;
+  snprintf(err, errlen, "the snapshot was made by %s for a '%s' whose structs or policy tables "
+           "differ from this build's (pysched %s, snapshot format %d)", who, name, PS_VERSION,
+           FORMAT_VERSION);
+  return strcmp(made_by, PS_VERSION) ? -1 : PS_SNAPSHOT_OTHER_LAYOUT;
 }
 
 int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, psModel *m,
                      psData *d, char *err, int errlen) {
   reader r = {buf, len};
-  char name[NAME_LEN];
+  char name[NAME_LEN], made_by[NAME_LEN];
   int64_t version, hash, sum;
   char why[PS_ERRLEN] = "truncated";
   psEvt *ev = NULL;
   memset(m, 0, sizeof *m);
   memset(d, 0, sizeof *d);
-  if (get_header(&r, &version, &hash, name, err, errlen)) return -1;
-  if (version != FORMAT_VERSION || strcmp(name, pre->name) ||
-      (uint64_t)hash != layout_hash(pre->policy)) {
-    snprintf(err, errlen, "the snapshot was made by another build of pysched");
-    return -1;
-  }
+  if (get_header(&r, &version, &hash, name, made_by, err, errlen)) return -1;
+  int rc = readable(version, hash, name, made_by, pre, err, errlen);
+  if (rc) return rc;
   if (len < 8 + sizeof sum) goto bad;
   memcpy(&sum, buf + len - sizeof sum, sizeof sum);
   if ((uint64_t)sum != fnv(FNV_BASIS, buf, len - sizeof sum)) {
