@@ -269,3 +269,21 @@ def test_a_simulator_run_again_after_a_livelock_still_pickles():
     twin = pickle.loads(pickle.dumps(sim))
     with pytest.raises(ps.StateError, match="livelock"):
         twin.run(seconds=0.01)
+
+
+@pytest.mark.parametrize("how", ["trace full", "livelock"])
+def test_after_a_failed_run_a_post_from_python_wakes_the_waiter_as_in_a_pickle_of_it(how):
+    """The failure is reported; the state it leaves is an ordinary one, on
+    which a post acts as it does on its twin (it once posted nothing)."""
+    sim = ps.Simulator("linux-2.5.65", record="events", max_trace_bytes=4096)
+    sim.spawn(ps.Program().loop().wait("a").run(ms=1).end(), name="waiter")
+    if how == "trace full":
+        sim.spawn(ps.programs.interactive(1, 2))
+    else:
+        sim.spawn(ps.Program().sleep(ms=5).loop().post("b").wait("b").end())
+    with pytest.raises(ps.StateError, match="full" if how == "trace full" else "livelock"):
+        sim.run(seconds=1)
+    twin = pickle.loads(pickle.dumps(sim))
+    for s in (sim, twin):
+        s.post("a")
+    assert sim.task("waiter").state == twin.task("waiter").state == "running"

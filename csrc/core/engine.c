@@ -1076,6 +1076,10 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   sync_all(m, d);
   if (d->failed) {
     snprintf(err, errlen, "%s", d->errmsg);
+    /* the error is the caller's now: a call between runs (a post from
+     * Python ...) acts on the state as on any other, as it would on a
+     * snapshot of it */
+    d->failed = 0;
     return -1;
   }
   return 0;

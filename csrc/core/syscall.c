@@ -178,7 +178,10 @@ int ps_post_from_python(const psModel *m, psData *d, int chan, int64_t n, char *
     return -1;
   }
   for (int64_t k = 0; k < n && !d->failed; k++) ps_post(m, d, chan, NULL, 0);
-  return 0;
+  if (!d->failed) return 0;
+  snprintf(err, errlen, "%s", d->errmsg);
+  d->failed = 0;
+  return -1;
 }
 
 /* fork one child of d->task[ti] running prog; 0, or -1 after ps_fail. */
