@@ -51,7 +51,7 @@ from .policy import Param, Policy, register_policy
 from .program import Program
 from .registry import ParamInfo, formula, policies, policy_info, preset_params, presets
 from .simulator import Simulator, TaskView
-from .sweep import sweep
+from .sweep import SweepError, sweep
 from . import examples, plot, testing
 
 # the package version, its one place: pyproject.toml (setuptools dynamic) and
@@ -66,6 +66,6 @@ __all__ = [
     "Simulator", "TaskView", "Program", "programs", "interbench", "o1", "o1_steady", "houston",
     "analysis", "measure", "metrics", "stability", "trace", "workloads", "presets", "policies", "policy_info",
     "formula", "preset_params",
-    "ParamInfo", "sweep", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
+    "ParamInfo", "sweep", "SweepError", "const", "uniform", "exponential", "normal", "EVENT_DTYPE", "EVENT_KINDS",
     "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",
 ]

@@ -45,32 +45,42 @@ def _pays(seconds_per_call, left, workers):
     return seconds_per_call * left * (workers - 1) / workers > startup
 
 
-def _here(fn, calls, rows, first, end, bar):
+def _here(fn, progress, first, end):
     for i in range(first, end):
-        rows[i:i + 1], _ = call_all(fn, calls[i:i + 1])
-        bar.update(1)
+        try:
+            got, _ = call_all(fn, progress.calls[i:i + 1])
+        except Exception as e:
+            progress.failed_in(e, i, i + 1)
+            raise
+        progress.finished(i, got)
 
 
-def run_local(fn, calls, rows, max_workers, chunksize, bar):
-    """Fill rows with the rows of calls, here or on a process pool of
-    max_workers (default: the usable CPUs)."""
+def run_local(fn, progress, max_workers, chunksize):
+    """Fill progress with the rows of its calls, here or on a process pool
+    of max_workers (default: the usable CPUs)."""
+    calls = progress.calls
     workers = max_workers or cpus()
     start = time.perf_counter()
     done = 0
     while done < len(calls) and (done == 0 or time.perf_counter() - start < PROBE_S):
-        _here(fn, calls, rows, done, done + 1, bar)
+        _here(fn, progress, done, done + 1)
         done += 1
     seconds = time.perf_counter() - start
     if not _pays(seconds / max(done, 1), len(calls) - done, workers):
-        _here(fn, calls, rows, done, len(calls), bar)
+        _here(fn, progress, done, len(calls))
         return
     # the workers know the C policies loaded here, however they start
     sources = build._current_sources()
     pool = ProcessPoolExecutor(max_workers=workers,
                                initializer=build._preload if sources else None,
                                initargs=(sources,))
-    try:
-        run(pool, ByValue(fn), calls, rows, done, Batches(workers, chunksize, seconds, done), bar)
-    finally:
-        # after a failure or Ctrl-C: what is queued is dropped, what runs ends
+
+    def shut_down():
+        # what is queued is dropped, what runs ends: after a failure or
+        # Ctrl-C, run() then keeps the rows of the batches that ended
         pool.shutdown(wait=True, cancel_futures=True)
+
+    try:
+        run(pool, ByValue(fn), progress, done, Batches(workers, chunksize, seconds, done), shut_down)
+    finally:
+        shut_down()  # again after run()'s own: returns at once

@@ -14,23 +14,68 @@ follow the measurements, and an interrupted sweep (Ctrl-C) or a failed call
 has few batches to cancel.  Only ``submit`` is used, with finite lists as
 arguments, so any concurrent.futures executor serves (Dask's
 ``client.get_executor()`` takes len() of every argument of its ``map``).
+
+A sweep that stops -- a call raises, the executor breaks (a worker killed),
+Ctrl-C -- keeps the rows of every call that finished: those of the batches
+done, and those a failing batch finished before its failing call, which
+travel back on the exception.
 """
 import math
 import os
 import queue
 import time
+from concurrent.futures import BrokenExecutor
 
 from ._sweep_table import row
 
 TARGET_S = 0.05  # a batch's computing time: its overhead is then below 1 %
 WAIT_S = 0.25  # the caller's waits are this short: Windows delivers Ctrl-C only between them
+# call_all's mark on the exception of a call: (the call's position in its batch,
+# the rows the batch finished before it)
+FAILED_AT = "_pysched_sweep_failed_at"
+
+
+class Progress:
+    """A sweep's calls and, in grid order, the row of each call finished
+    (None: not yet); after a failure, `failed` holds the positions of the
+    calls that failed, or that were unfinished on an executor that broke."""
+
+    def __init__(self, calls, bar):
+        self.calls = calls
+        self.rows = [None] * len(calls)
+        self.failed = []
+        self.bar = bar
+
+    def finished(self, first, rows):
+        self.rows[first:first + len(rows)] = rows
+        self.bar.update(len(rows))
+
+    def failed_in(self, exc, first, end):
+        """The batch of calls first..end raised exc: keep the rows it
+        finished before the call that raised, and name that call -- or the
+        whole batch when exc has no mark of call_all's (an executor's own
+        exception)."""
+        mark = vars(exc).pop(FAILED_AT, None)
+        if isinstance(mark, tuple) and 0 <= mark[0] < end - first:
+            at, rows = mark
+            self.finished(first, rows)
+            self.failed = [first + at]
+        else:
+            self.failed = list(range(first, end))
+
+
+def _mark(e, rows):
+    # in the exception's __dict__, which pickles with it: the mark reaches
+    # the caller from a process pool or a cluster as well
+    vars(e)[FAILED_AT] = (len(rows), rows)
 
 
 def call_all(fn, calls):
     """Worker side: the row of every call (checked here, so that a function
     that returns no dict fails with the first batch), and the seconds the
     calls took (the unpickling of fn and calls excluded: that is the
-    transport's)."""
+    transport's).  A call that fails raises its exception marked with the
+    call's position and the rows finished before it."""
     start = time.perf_counter()
     rows = []
     for kwargs in calls:
@@ -39,8 +84,13 @@ def call_all(fn, calls):
         except Exception as e:
             if hasattr(e, "add_note"):  # Python >= 3.11: say where, the exception kept as it is
                 e.add_note(f"in pysched.sweep, calling the function at {kwargs}")
+            _mark(e, rows)
             raise
-        rows.append(row(kwargs, out))
+        try:
+            rows.append(row(kwargs, out))
+        except Exception as e:
+            _mark(e, rows)
+            raise
     return rows, time.perf_counter() - start
 
 
@@ -86,14 +136,18 @@ class Batches:
         return max(1, min(guided, int(TARGET_S * self.calls / self.seconds)))
 
 
-def run(executor, fn, calls, rows, start, batches, bar):
-    """Fill rows[start:] with the rows of calls[start:], on executor;
-    on any failure or interruption, cancel the batches not yet running and
-    re-raise."""
+def run(executor, fn, progress, start, batches, settle=None):
+    """Fill progress with the rows of its calls from start on, on executor.
+    On any failure or interruption: cancel the batches not yet running,
+    call settle() if given (it waits for the running ones), keep the rows of
+    every batch finished by then, name in progress the calls that failed,
+    and re-raise."""
+    calls = progress.calls
     done = queue.SimpleQueue()
     pending = {}  # future -> (first, end) of its calls
     nxt = start
     window = 2 * batches.workers
+    waited = None  # the future whose result is read: if it raises, it stays pending
     try:
         while nxt < len(calls) or pending:
             while nxt < len(calls) and len(pending) < window:
@@ -104,16 +158,38 @@ def run(executor, fn, calls, rows, start, batches, bar):
                 nxt = end
             while True:
                 try:
-                    f = done.get(timeout=WAIT_S)
+                    waited = done.get(timeout=WAIT_S)
                     break
                 except queue.Empty:
                     pass
-            first, end = pending.pop(f)
-            got, seconds = f.result()
-            rows[first:end] = got
+            got, seconds = waited.result()
+            first, end = pending.pop(waited)
+            progress.finished(first, got)
             batches.measured(end - first, seconds)
-            bar.update(end - first)
-    except BaseException:
+    except BaseException as e:
         for f in pending:
             f.cancel()
+        if settle is not None:
+            settle()
+        _salvage(progress, pending, waited, e)
         raise
+
+
+def _salvage(progress, pending, failing, exc):
+    """After exc stopped the sweep: keep the rows of the batches finished
+    meanwhile, and name the calls that failed -- those of the batch whose
+    future `failing` raised exc, or, when the executor broke (every batch
+    on it fails), those of every batch that was on it."""
+    broken = isinstance(exc, BrokenExecutor)
+    on_it = []
+    for f, (first, end) in sorted(pending.items(), key=lambda item: item[1]):
+        if f.cancelled():
+            continue  # it never ran
+        if f.done() and f.exception() is None:
+            progress.finished(first, f.result()[0])
+        elif broken:
+            on_it.extend(range(first, end))
+        elif f is failing and isinstance(exc, Exception):
+            progress.failed_in(exc, first, end)
+    if broken:
+        progress.failed = on_it

@@ -94,9 +94,10 @@ def columns(names, rows):
     return list(dict.fromkeys([*names, *(k for r in rows for k in r)]))
 
 
-def table(rows, names, attrs, output):
+def table(rows, names, attrs, output, index=None):
     """rows (dicts) as output asks: "pandas", "numpy", "dicts", or None for
-    a DataFrame when pandas is installed and a record array otherwise."""
+    a DataFrame when pandas is installed and a record array otherwise;
+    index labels a DataFrame's rows (default 0, 1, ...)."""
     if output == "dicts":
         return rows
     cols = columns(names, rows)
@@ -108,7 +109,7 @@ def table(rows, names, attrs, output):
                 raise ImportError('output="pandas" needs pandas: pip install pandas '
                                   '(or output="numpy": a NumPy record array)') from None
         else:
-            df = pd.DataFrame(rows, columns=cols)
+            df = pd.DataFrame(rows, columns=cols, index=index)
             df.attrs.update(attrs)
             return df
     return _records(rows, cols, attrs)

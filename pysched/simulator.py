@@ -673,3 +673,9 @@ class Simulator:
         new._program_keys = dict(self._program_keys)
         return new
 
+    def __copy__(self):
+        # without it, copy.copy rebuilds the twin from __getstate__ without
+        # copying what the snapshot leaves out: the twin would share the
+        # program cache, the channel table and a Python policy's instance
+        return self.copy()
+

@@ -21,23 +21,80 @@ closure, a function of ``__main__`` or a notebook), so it works under
 every start method and on a cluster.  Ctrl-C cancels the batches still
 queued.
 
+A sweep that stops keeps what it finished: a call that raises, or an
+executor that breaks (a worker killed), raises SweepError, whose
+``partial`` holds the rows of the calls that finished; Ctrl-C's
+KeyboardInterrupt goes on as it is, carrying them as ``partial`` too.
+
 The local pool's workers know the C policies loaded with build_policy (its
 presets can be named in the function); a worker of another executor must
 call build_policy itself, or be handed a pickled Simulator, which carries
 its policy's source.
 """
+from concurrent.futures import BrokenExecutor
+
 from . import _sweep_grid as grid_
 from ._by_value import ByValue
 from ._checks import check_bool, check_int
+from ._core import Error
 from ._sweep_local import run_local
 from ._sweep_progress import bar as progress_bar
-from ._sweep_run import Batches, run, workers_of
+from ._sweep_run import Batches, Progress, run, workers_of
 from ._sweep_table import OUTPUTS, table
+
+SHOWN = 5  # the calls a message lists at most
+
+
+class SweepError(Error):
+    """A sweep stopped by a call that failed or by an executor that broke
+    (a worker killed: os._exit, a crash, the out-of-memory killer); the
+    exception that stopped it is the ``__cause__``.
+
+    partial : the rows of the calls that finished, as the sweep returns
+        its table (``output=``, ``attrs`` included), in grid order; a
+        DataFrame's index is each row's position in the full table.
+    point : the call that failed -- its grid values and seed, as a dict --
+        or None when the executor broke.
+    points : the calls that failed (one, or a batch when the executor did
+        not say which of it), or, when the executor broke, those that were
+        on it.
+    """
+
+    def __init__(self, message, partial=None, point=None, points=()):
+        super().__init__(message)
+        self.partial = partial
+        self.point = point
+        self.points = list(points)
 
 
 def _described(fn):
     module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     return f"{module}.{name}" if module and name else repr(fn)
+
+
+def _listed(calls):
+    shown = ", ".join(map(str, calls[:SHOWN]))
+    return shown if len(calls) <= SHOWN else f"{shown} and {len(calls) - SHOWN} more (.points)"
+
+
+def _stopped(exc, progress, partial):
+    """The SweepError to raise from exc, which stopped the sweep."""
+    failed = [dict(progress.calls[i]) for i in progress.failed]
+    cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, BrokenExecutor):
+        what = f"the executor broke ({cause})"
+        if failed:
+            what += (f" with the calls at {_listed(failed)} on it: one of them may have ended its "
+                     "worker (os._exit, a crash, the out-of-memory killer)")
+    elif failed:
+        what = (f"the call at {failed[0]}" if len(failed) == 1 else
+                f"the batch of the calls at {_listed(failed)}") + f" failed: {cause}"
+    else:
+        what = f"it stopped: {cause}"
+    message = (f"pysched.sweep: {what}; .partial holds the rows of the {len(partial)} calls of "
+               f"{len(progress.calls)} that finished")
+    point = failed[0] if len(failed) == 1 and not isinstance(exc, BrokenExecutor) else None
+    return SweepError(message, partial, point, failed)
 
 
 def sweep(fn, grid, *, seeds=None, executor=None, max_workers=None, chunksize=None,
@@ -62,6 +119,25 @@ def sweep(fn, grid, *, seeds=None, executor=None, max_workers=None, chunksize=No
         table's ``attrs`` hold pysched's version, the function, the grid (a
         dict grid with plain values; of a list of points, their names) and
         the seeds.
+
+    A sweep that stops keeps the rows of the calls that finished, in the
+    form ``output`` asks, in grid order (a DataFrame indexed by each row's
+    position in the full table):
+
+    - a call that raises, or a function that returns no dict, raises
+      SweepError (a pysched.Error) naming the call, with ``partial`` (those
+      rows), ``point`` (the call: its grid values and seed) and the call's
+      exception as ``__cause__``;
+    - an executor that breaks (a worker killed: BrokenProcessPool, which
+      does not say what the worker ran) raises SweepError naming the calls
+      that were on it (``points``; ``point`` is None), with ``partial``;
+    - Ctrl-C: the KeyboardInterrupt goes on as it is (``except Exception``
+      does not catch it), with ``partial``.
+
+    Then the batches still queued are cancelled; on the default pool, the
+    running ones end first and their rows are kept, and the pool shuts
+    down.  On an executor given, the sweep does not wait for the running
+    ones.
     """
     from . import __version__
 
@@ -82,19 +158,31 @@ def sweep(fn, grid, *, seeds=None, executor=None, max_workers=None, chunksize=No
         raise TypeError(f"executor must have a submit method (a concurrent.futures.Executor), "
                         f"not {type(executor).__name__}")
 
-    rows = [None] * len(calls)
-    bar = progress_bar(progress, len(calls), 0)
-    try:
-        if executor is None:
-            run_local(fn, calls, rows, max_workers, chunksize, bar)
-        else:
-            workers = max_workers or workers_of(executor)
-            run(executor, ByValue(fn), calls, rows, 0, Batches(workers, chunksize), bar)
-    finally:
-        bar.close()
     names = grid_.names(grid) + (["seed"] if seeds is not None else [])
     # a grid given as points is the rows' own columns: its names suffice (pandas
     # deep-copies attrs at every operation on a DataFrame)
     attrs = {"pysched_version": __version__, "function": _described(fn),
              "grid": grid if isinstance(grid, dict) else grid_.names(grid), "seeds": seeds}
-    return table(rows, names, attrs, output)
+    bar = progress_bar(progress, len(calls), 0)
+    done = Progress(calls, bar)
+    try:
+        if executor is None:
+            run_local(fn, done, max_workers, chunksize)
+        else:
+            workers = max_workers or workers_of(executor)
+            run(executor, ByValue(fn), done, 0, Batches(workers, chunksize))
+    except BaseException as e:
+        finished = [i for i, r in enumerate(done.rows) if r is not None]
+        partial = table([done.rows[i] for i in finished], names, attrs, output, index=finished)
+        if isinstance(e, Exception):
+            raise _stopped(e, done, partial) from e
+        # Ctrl-C (or SystemExit) stays what it is, which ``except Exception``
+        # does not catch, and carries the rows
+        e.partial = partial
+        if hasattr(e, "add_note"):
+            e.add_note(f"pysched.sweep: interrupted; .partial holds the rows of the {len(finished)} "
+                       f"calls of {len(calls)} that finished")
+        raise
+    finally:
+        bar.close()
+    return table(done.rows, names, attrs, output)

@@ -2,6 +2,7 @@
 identical (failures included), and no damaged or crafted blob crashes,
 hangs or silently changes a run: it is refused with a clear error, or it is
 a consistent state that runs."""
+import copy
 import pickle
 import random
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
+from pysched.examples import RoundRobin
 
 Sim = ps.simulator._core.Sim
 HEADER = 8 + 8 + 8 + 64  # magic, format, layout hash, preset name; then the version
@@ -134,8 +136,6 @@ def test_crafted_snapshots_with_a_valid_checksum_are_refused_or_run_consistently
             pass  # a crafted state may run into a livelock or a full buffer
         core.check()
     assert refused > 0 and refused + loaded == 150
-
-
 
 
 def test_a_snapshot_of_another_layout_is_refused_naming_the_version_that_made_it():
@@ -287,3 +287,66 @@ def test_after_a_failed_run_a_post_from_python_wakes_the_waiter_as_in_a_pickle_o
     for s in (sim, twin):
         s.post("a")
     assert sim.task("waiter").state == twin.task("waiter").state == "running"
+
+
+def sleeper(ms):
+    return ps.Program().loop().sleep(ms=ms).end()
+
+
+def feed_the_original(sim):
+    sim.spawn(sleeper(5), name="five")
+    sim.spawn(ps.Program().loop().wait("y").run(us=100).end(), name="y-server")
+    sim.source("y", every_ms=2)
+
+
+def feed_the_twin(sim):
+    # the 10 ms sleeper first: in the twin it takes the program id the
+    # original gave its 5 ms sleeper, an equal op list to the twin's second
+    ten = sim.spawn(sleeper(10), name="ten")
+    five = sim.spawn(sleeper(5), name="five")
+    sim.spawn(ps.Program().loop().wait("z").run(us=300).end(), name="z-server")
+    sim.source("z", every_ms=7)
+    return ten, five
+
+
+def same_run(a, b):
+    return same(a, b) and a.events().tobytes() == b.events().tobytes()
+
+
+@pytest.mark.parametrize("preset,params", [("linux-2.5.65", None), (RoundRobin, {"timeslice": 1})])
+def test_copy_copy_makes_a_twin_of_its_own_as_sim_copy_does(preset, params):
+    # copy.copy once shared the original's program cache, channel table and
+    # Python policy instance: the twin ran the original's programs, and the
+    # original's hooks wrote the twin's tasks.  (A round robin's sleeper
+    # waits a timeslice behind the hog: 1 ms here.)
+    sim = ps.Simulator(preset, cpus=2, seed=5, params=params, record="events")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.spawn(ps.Program().loop().wait("x").run(us=200).end(), name="x-server")
+    sim.source("x", every_ms=3)
+    sim.run(seconds=0.05)
+    twin = copy.copy(sim)
+    sim_again, twin_again = sim.copy(), sim.copy()  # the twins copy.copy must equal
+    assert type(twin) is ps.Simulator and same_run(twin, sim)
+
+    feed_the_original(sim)
+    ten, five = feed_the_twin(twin)
+    twin_at_the_fork = twin.stats(), [twin.runqueue(cpu) for cpu in range(2)]
+    sim.run(seconds=0.2)
+    # the original's run leaves the twin's tasks and runqueues as they were
+    assert (twin.stats() == twin_at_the_fork[0]).all()
+    assert [twin.runqueue(cpu) for cpu in range(2)] == twin_at_the_fork[1]
+    twin.run(seconds=0.4)
+    sim.run(seconds=0.2)
+
+    feed_the_original(sim_again)
+    feed_the_twin(twin_again)
+    for s in (sim_again, twin_again):
+        s.run(seconds=0.4)
+    assert same_run(sim, sim_again) and same_run(twin, twin_again)
+    assert set(sim.stats()["name"]) ^ set(twin.stats()["name"]) == {"y-server", "ten", "z-server"}
+    # the twin ran the programs it was given: its 5 ms sleeper wakes about
+    # twice as often as its 10 ms one (less in a round robin, where it waits
+    # behind the hog), not as often, as when it ran the original's program
+    assert twin.task(five).nr_wakeups > 1.5 * twin.task(ten).nr_wakeups
+    for s in (sim, twin):
+        s.check()

@@ -17,6 +17,7 @@ import pytest
 
 import pysched as ps
 import pysched._sweep_local as sweep_local
+from pysched.sweep import SweepError
 
 
 def share_of_reniced(nice, max_sleep_avg):
@@ -310,22 +311,9 @@ def test_the_output_is_checked():
     (lambda x: {"x": x}, ValueError, "returned 'x' at {'x': 1}, a column of the grid already"),
 ])
 def test_what_the_function_returns_is_checked_naming_the_point(fn, exc, match):
-    with pytest.raises(exc, match=match):
+    with pytest.raises(SweepError, match=match) as info:
         ps.sweep(fn, {"x": [1]})
-
-
-def fails_at_three(x):
-    if x == 3:
-        raise ZeroDivisionError("no")
-    return {}
-
-
-def test_a_failing_call_raises_its_own_exception_naming_the_point(pool_always_pays):
-    for kw in ({"max_workers": 2}, {"max_workers": 1}):
-        with pytest.raises(ZeroDivisionError, match="no") as info:
-            ps.sweep(fails_at_three, {"x": range(10)}, **kw)
-        if hasattr(info.value, "add_note"):
-            assert "in pysched.sweep, calling the function at {'x': 3}" in info.value.__notes__
+    assert type(info.value.__cause__) is exc and info.value.point == {"x": 1}
 
 
 @pytest.mark.parametrize("kw,exc,match", [
@@ -341,6 +329,131 @@ def test_bad_arguments_are_named_in_their_error(kw, exc, match):
         ps.sweep(share_of_reniced, {"nice": [0], "max_sleep_avg": [1000]}, **kw)
     with pytest.raises(TypeError, match="the function to sweep must be callable, not 3"):
         ps.sweep(3, {"nice": [0]})
+
+
+# ---- a sweep that stops keeps the rows it finished ----
+
+def fails_at_the_seventh_call(x, seed):
+    if (x, seed) == (3, 0):
+        raise ZeroDivisionError("no")
+    return {"y": 10 * x + seed}
+
+
+SEVENTH = {"x": 3, "seed": 0}
+FAILED_AT_THE_SEVENTH = (r"^pysched.sweep: the call at \{'x': 3, 'seed': 0\} failed: ZeroDivisionError: no; "
+                         r"\.partial holds the rows of the \d+ calls of 10 that finished$")
+
+
+def assert_rows_are_right(partial):
+    """The rows kept are those the full sweep gives, at their positions."""
+    full = ps.sweep(seeded, {"x": range(5)}, seeds=2).rename(columns={"draw": "y"})
+    full["y"] = 10 * full["x"] + full["seed"]
+    pd.testing.assert_frame_equal(partial, full.loc[partial.index])
+    assert partial.attrs == {**full.attrs, "function": f"{__name__}.fails_at_the_seventh_call"}
+
+
+def test_a_call_that_fails_here_keeps_the_rows_before_it_and_is_named():
+    with pytest.raises(SweepError, match=FAILED_AT_THE_SEVENTH) as info:
+        ps.sweep(fails_at_the_seventh_call, {"x": range(5)}, seeds=2, max_workers=1)
+    err = info.value
+    assert isinstance(err, ps.Error) and type(err.__cause__) is ZeroDivisionError
+    if hasattr(err, "add_note"):  # the call's own exception says where too
+        assert err.__cause__.__notes__ == [f"in pysched.sweep, calling the function at {SEVENTH}"]
+    assert err.point == SEVENTH and err.points == [SEVENTH]
+    assert "the 6 calls of 10" in str(err)
+    assert err.partial.index.tolist() == list(range(6))
+    assert err.partial["y"].tolist() == [0, 1, 10, 11, 20, 21]
+    assert_rows_are_right(err.partial)
+    # it pickles whole, as from a worker of a sweep within a sweep
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and back.point == SEVENTH and back.partial.equals(err.partial)
+    # the other outputs keep the same rows
+    for output in ("dicts", "numpy"):
+        with pytest.raises(SweepError) as info:
+            ps.sweep(fails_at_the_seventh_call, {"x": range(5)}, seeds=2, max_workers=1,
+                     output=output)
+        assert [r["y"] for r in info.value.partial] == [0, 1, 10, 11, 20, 21]
+
+
+@pytest.mark.parametrize("where", ["the default pool", "threads", "a process pool"])
+def test_a_call_that_fails_on_a_pool_keeps_the_rows_finished_and_is_named(where, monkeypatch):
+    make_the_pool_always_pay(monkeypatch)
+    if where == "the default pool":
+        with pytest.raises(SweepError, match=FAILED_AT_THE_SEVENTH) as info:
+            ps.sweep(fails_at_the_seventh_call, {"x": range(5)}, seeds=2, max_workers=2)
+    else:
+        kind = ThreadPoolExecutor if where == "threads" else ProcessPoolExecutor
+        with kind(2) as ex, pytest.raises(SweepError, match=FAILED_AT_THE_SEVENTH) as info:
+            ps.sweep(fails_at_the_seventh_call, {"x": range(5)}, seeds=2, executor=ex)
+    err = info.value
+    assert type(err.__cause__) is ZeroDivisionError and err.point == SEVENTH
+    assert not hasattr(err.__cause__, "_pysched_sweep_failed_at")  # the mark is taken off
+    assert 6 not in err.partial.index
+    assert_rows_are_right(err.partial)
+    if where == "the default pool":
+        # the batches before the failing one had started: they ended and were kept
+        assert err.partial.index.tolist()[:6] == list(range(6))
+
+
+def dies_at_seven(x, marks):
+    """The worker of x=7 dies as if killed, once the calls before it have
+    finished and their rows had time to travel back."""
+    if x == 7:
+        deadline = time.monotonic() + 10
+        while len(os.listdir(marks)) < 7 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGKILL)
+    open(os.path.join(marks, str(x)), "w").close()
+    return {"y": x * x}
+
+
+@pytest.mark.parametrize("where", ["the default pool", "a process pool"])
+def test_a_worker_killed_keeps_the_rows_finished_and_names_the_calls_on_the_pool(
+        where, tmp_path, monkeypatch):
+    make_the_pool_always_pay(monkeypatch)
+    from concurrent.futures.process import BrokenProcessPool
+
+    def fn(x):
+        return dies_at_seven(x, str(tmp_path))
+
+    start = time.perf_counter()
+    with pytest.raises(SweepError, match=r"^pysched.sweep: the executor broke \(BrokenProcessPool: .*\) "
+                                         r"with the calls at .*\{'x': 7\}.* on it: one of them may "
+                                         r"have ended its worker") as info:
+        if where == "the default pool":
+            ps.sweep(fn, {"x": range(10)}, max_workers=2)
+        else:
+            with ProcessPoolExecutor(2) as ex:
+                ps.sweep(fn, {"x": range(10)}, executor=ex, chunksize=1)
+    err = info.value
+    assert type(err.__cause__) is BrokenProcessPool and err.point is None
+    kept, named = err.partial["x"].tolist(), [p["x"] for p in err.points]
+    assert 7 in named and not set(kept) & set(named)
+    assert kept[:7] == list(range(7)) and err.partial.index.tolist() == kept
+    assert err.partial["y"].tolist() == [x * x for x in kept]
+    if where == "a process pool":
+        # one call per batch, and the other worker had finished the rest: only
+        # the call that ran on the dead worker was on the pool
+        assert named == [7] and kept == [0, 1, 2, 3, 4, 5, 6, 8, 9]
+    assert time.perf_counter() - start < 5  # the pool shut down, not hung
+
+
+def interrupted_here(x):
+    if x == 5:
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C, while the sixth call runs
+    return {"y": -x}
+
+
+def test_ctrl_c_here_keeps_the_rows_finished_on_the_keyboard_interrupt():
+    with pytest.raises(KeyboardInterrupt) as info:
+        ps.sweep(interrupted_here, {"x": range(10)}, max_workers=1)
+    partial = info.value.partial
+    assert partial.index.tolist() == list(range(5)) and partial["y"].tolist() == [0, -1, -2, -3, -4]
+    assert partial.attrs["function"] == f"{__name__}.interrupted_here"
+    if hasattr(info.value, "add_note"):
+        assert info.value.__notes__ == [
+            "pysched.sweep: interrupted; .partial holds the rows of the 5 calls of 10 that finished"]
 
 
 # ---- progress ----
@@ -396,11 +509,13 @@ def interrupted_at_the_second_point(x):
 def test_an_interrupted_sweep_cancels_the_points_still_queued():
     ran.clear()
     with ThreadPoolExecutor(1) as ex:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as info:
             ps.sweep(interrupted_at_the_second_point, {"x": range(50)}, executor=ex)
     # two batches per worker are queued at a time, sized by the 20 ms measured:
     # the 46 or more points never submitted or cancelled never ran
     assert len(ran) <= 4
+    # the first batch (one call: nothing was measured yet) had finished
+    assert info.value.partial.to_dict("records") == [{"x": 0, "y": 0}]
 
 
 def naps(x):
@@ -414,12 +529,17 @@ def test_ctrl_c_stops_a_sweep_on_the_default_pool_within_a_batch():
     start = time.perf_counter()
     timer.start()
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as info:
             ps.sweep(naps, {"x": range(200)}, max_workers=2)
     finally:
         timer.cancel()
     # the queued batches were dropped; the running ones (about 50 ms) ended
     assert time.perf_counter() - start < 1.2
+    # and their rows were kept with those finished before, the first timed
+    # here: the batches run in grid order, those cancelled come after
+    kept = info.value.partial["x"].tolist()
+    assert 1 <= len(kept) < 200 and kept == list(range(len(kept)))
+    assert info.value.partial.index.tolist() == kept
 
 
 def test_an_executor_needs_only_submit():
