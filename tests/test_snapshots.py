@@ -350,3 +350,17 @@ def test_copy_copy_makes_a_twin_of_its_own_as_sim_copy_does(preset, params):
     assert twin.task(five).nr_wakeups > 1.5 * twin.task(ten).nr_wakeups
     for s in (sim, twin):
         s.check()
+
+
+def test_a_crafted_pc_inside_a_loop_body_without_its_frame_is_refused():
+    """The END of that body would pop a frame below the stack (and write
+    before it): found by the pickle mutator (tests/fuzz_pickle.py)."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.Program().loop(3).run(ms=1).sleep(ms=1).end(), name="looper")
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, the program state at 96 (prog, pc, loop_depth ...)
+    pc = raw.index(b"looper\0") - 12 + 96 + 4
+    assert raw[pc - 4:pc + 8] == bytes(12), "psTask's layout moved: update the offsets"
+    raw[pc] = 1  # at the run op, inside the loop, with no loop entered
+    with pytest.raises(ValueError, match="damaged: pid 1's program state"):
+        Sim.restore(resealed(raw))
