@@ -364,3 +364,18 @@ def test_a_crafted_pc_inside_a_loop_body_without_its_frame_is_refused():
     raw[pc] = 1  # at the run op, inside the loop, with no loop entered
     with pytest.raises(ValueError, match="damaged: pid 1's program state"):
         Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("n", [2**62, 2**59 + 1, -1])
+def test_a_crafted_record_count_whose_bytes_overflow_is_refused(n):
+    """n records of 32 bytes wrapped size_t to a small size and reached
+    calloc (the sanitizer build aborted on it; found by the pickle mutator)."""
+    sim = ps.Simulator("linux-2.5.65", record="events")
+    sim.spawn(ps.programs.interactive(2, 10))
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    count = raw.index(sim.events()[0].tobytes()) - 16  # the ring's count, then its dropped
+    assert int.from_bytes(raw[count:count + 8], "little") == len(sim.events())
+    raw[count:count + 8] = n.to_bytes(8, "little", signed=True)
+    with pytest.raises(ValueError, match="snapshot is damaged"):
+        Sim.restore(resealed(raw))

@@ -161,7 +161,8 @@ static int get(reader *r, void *dst, size_t n) {
 
 /* Allocate count*size bytes (at least one) and read them. */
 static void *get_array(reader *r, int64_t count, size_t size, int64_t max) {
-  if (count < 0 || count > max || (size_t)count * size > r->left) return NULL;
+  /* by division: count * size may wrap for a crafted count */
+  if (count < 0 || count > max || (size_t)count > r->left / size) return NULL;
   void *a = calloc(count ? (size_t)count : 1, size);
   if (a && get(r, a, (size_t)count * size)) {
     free(a);
@@ -174,7 +175,7 @@ static int get_ring(reader *r, psRing *ring, size_t elem) {
   int64_t n, dropped;
   psu_ring_init(ring, elem);
   if (get(r, &n, sizeof n) || get(r, &dropped, sizeof dropped)) return -1;
-  if (n < 0 || dropped < 0 || (size_t)n * elem > r->left) return -1;
+  if (n < 0 || dropped < 0 || (size_t)n > r->left / elem) return -1;
   if (n) {
     ring->buf = get_array(r, n, elem, n);
     if (!ring->buf) return -1;
@@ -274,11 +275,32 @@ static int program_state_ok(const psModel *m, const psTask *t) {
   if (s->prog < 0 || s->prog >= m->nprogs) return 0;
   const psProgram *pr = &m->progs[s->prog];
   if (s->pc < pr->first || s->pc > pr->first + pr->n || s->op_left < 0) return 0;
-  if (s->loop_depth < 0 || s->loop_depth > PS_LOOP_DEPTH) return 0;
-  for (int k = 0; k < s->loop_depth; k++)
-    if (s->loop[k].op < pr->first || s->loop[k].op >= pr->first + pr->n ||
-        m->ops[s->loop[k].op].kind != PS_OP_LOOP || s->loop[k].left < -1)
+  /* the loop frames are those of the loops whose body holds pc, entered
+   * at their LOOP op and not yet left at their END (psu_loop_end pops one
+   * at every END it reaches), outermost first, each with no more rounds
+   * left than its count; an END reached without its frame would pop one
+   * below the stack */
+  int32_t open[PS_LOOP_DEPTH];
+  int depth = 0;
+  for (int32_t i = pr->first; i < s->pc; i++) {
+    if (m->ops[i].kind == PS_OP_LOOP) {
+      if (depth == PS_LOOP_DEPTH) return 0;
+      open[depth++] = i;
+    } else if (m->ops[i].kind == PS_OP_END) {
+      if (!depth) return 0;
+      depth--;
+    }
+  }
+  if (s->loop_depth != depth) return 0;
+  for (int k = 0; k < depth; k++) {
+    int64_t count = m->ops[open[k]].arg;
+    if (s->loop[k].op != open[k] ||
+        (count ? s->loop[k].left < 0 || s->loop[k].left >= count : s->loop[k].left != -1))
       return 0;
+  }
+  /* children of a fork op still to come (psu_program_unfork gives one back) */
+  int at_fork = s->pc < pr->first + pr->n && m->ops[s->pc].kind == PS_OP_FORK;
+  if (at_fork ? s->op_left > m->ops[s->pc].arg2 : s->op_left != 0) return 0;
   /* a timed op's call is half done only at a periodic or frame op */
   if (s->phase != 0 && (s->phase != 1 || s->pc >= pr->first + pr->n ||
                         (m->ops[s->pc].kind != PS_OP_PERIODIC && m->ops[s->pc].kind != PS_OP_FRAME)))
