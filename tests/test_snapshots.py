@@ -379,3 +379,18 @@ def test_a_crafted_record_count_whose_bytes_overflow_is_refused(n):
     raw[count:count + 8] = n.to_bytes(8, "little", signed=True)
     with pytest.raises(ValueError, match="snapshot is damaged"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_idle_task_with_an_exit_time_is_refused():
+    """schedule() reaps a task that has exited, idle or not: the idle slot
+    went to the free list (found by the pickle mutator)."""
+    sim = ps.Simulator("linux-6.6-eevdf", cpus=2)
+    sim.spawn(ps.programs.interactive(2, 10))
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, exit_ns at 472, just before the policy's area
+    exit_ns = raw.index(b"swapper/1\0") - 12 + 472
+    assert raw[exit_ns:exit_ns + 8] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
+    raw[exit_ns:exit_ns + 8] = (2).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: cpu 1's idle task"):
+        Sim.restore(resealed(raw))

@@ -346,6 +346,12 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
     if (t->is_idle != idle || (idle && t->pid) || t->pid < 0 || t->pid >= d->next_pid ||
         free_slot != (t->state == PS_TASK_DEAD) || (free_slot && (t->on_rq || t->exit_ns < 0)))
       BAD("task %d's identity", i);
+    /* an idle task never sleeps, exits, waits or moves: schedule() would
+     * reap an idle task that has an exit time */
+    if (idle && (t->exit_ns != -1 || t->state != PS_TASK_RUNNING || t->on_rq || t->cpu != i ||
+                 t->cpus_allowed != (uint64_t)1 << i || t->migrate_to != -1 || t->wait_chan != -1 ||
+                 t->burst_left_ns || t->woken_ns != -1))
+      BAD("cpu %d's idle task", i);
     if (t->ppid < 0 || t->ppid >= t->pid + !t->pid || (!t->pid && t->ppid)) BAD("pid %d's parent", t->pid);
     if (t->state != 0 && t->state != 1 && t->state != 2 && t->state != 4 && t->state != 8)
       BAD("pid %d's state", t->pid);
