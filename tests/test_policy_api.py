@@ -31,7 +31,22 @@ def test_the_headline_fields_are_task_fields_that_the_demo_prints(preset):
     with contextlib.redirect_stdout(out):
         demo.main([preset], seconds=0.2)
     header = [line for line in out.getvalue().splitlines() if line.startswith("task")][0]
-    assert header.split()[-len(info["headline"]):] == info["headline"]
+    # a field counted in ns is headed "<field> ms"
+    assert [w for w in header.split() if w != "ms"][-len(info["headline"]):] == info["headline"]
+
+
+def test_the_demo_says_what_the_scene_is_and_what_each_table_shows_times_in_ms():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        demo.main(["linux-2.5.64", "linux-6.12-eevdf"], seconds=1)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("The scene: four CPU hogs")
+    notes = [line for line in lines if line.startswith("To notice: ")]
+    assert len(notes) == 2 and all("editor waited" in n and "X got" in n for n in notes)
+    eevdf = lines[lines.index(next(x for x in lines if x.startswith("linux-6.12-eevdf"))) + 1:]
+    assert "vruntime ms" in eevdf[0] and "deadline ms" in eevdf[0]
+    hog = eevdf[1].split()
+    assert hog[0] == "hog0" and float(hog[-3]) < 2000  # about 1,000 ms of vruntime in 1 s
 
 
 def test_the_demo_shows_every_preset():

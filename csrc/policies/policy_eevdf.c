@@ -423,7 +423,7 @@ static const psParamInfo eevdf_params[] = {EEVDF_PARAMS(PS_PARAM_ROW)};
 #define TF(name, type, doc) PS_FIELD(fair_se, name, type, doc)
 static const psFieldInfo eevdf_task_fields[] = {
     TF(vruntime, PS_F_I64, "virtual runtime v_i, ns of nice-0 time (u64 in the kernel, shown signed)"),
-    TF(deadline, PS_F_I64, "virtual deadline vd_i = v_i + r_i * 1024 / w_i at its last request"),
+    TF(deadline, PS_F_I64, "virtual deadline vd_i = v_i + r_i * 1024 / w_i at its last request, virtual ns"),
     TF(vlag, PS_F_I64, "lag saved at its last dequeue: V - v_i in virtual ns, clamped "
        "(update_entity_lag); what it is placed with when enqueued"),
     {"lag", PS_F_I64, offsetof(fair_se, vlag), "the same as vlag", PS_AT_PRIV},
