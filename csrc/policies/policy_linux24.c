@@ -1,6 +1,6 @@
 /* The Linux 2.4.20 scheduler: goodness(), one global runqueue, epochs that
  * end in a recalculation of every task's counter.  Implemented tick for tick
- * from the fact sheet docs/linux-2.4.20-sched.md ("§n" below), which cites the
+ * from the fact sheet docs/schedulers/linux-2.4.20.md ("§n" below), which cites the
  * kernel sources: S1 = sndrzt/linux-2.4.20.lite @ 7712640f kernel/sched.c and
  * kernel/fork.c, S3 = the 2.4.27 kernel/timer.c, S4 = the 2.4.19
  * kernel/exit.c.  Names are the kernel's (goodness, counter, NICE_TO_TICKS,
