@@ -4,7 +4,7 @@ get there -- from the kernel's bookkeeping alone, without running the
 simulator (pysched.measure.o1_duty_run is the simulation it is checked
 against).
 
-The bookkeeping (kernel-2.5-sched.md §5; policy_o1.c):
+The bookkeeping (docs/schedulers/o1.md §5; policy_o1.c):
 
 - activate_task credits the sleep: sleep_avg += jiffies - last_run
   (2.5.65, Ingo's C4: jiffies - last_run - 1, when positive), capped at

@@ -1,6 +1,7 @@
 """Slow, literal pure-Python model of the integer math of Jim Houston's 2003
-"self tuning scheduler" patch (shared/seeds/001-patch-self-tuning-scheduler.patch,
-against linux-2.5.64-bk4), for i386: int and long are 32-bit, unsigned long is
+"self tuning scheduler" patch (docs/schedulers/houston.md; the patch itself: Jim
+Houston, "[PATCH] self tuning scheduler", LKML, 10 Mar 2003, against
+linux-2.5.64-bk4), for i386: int and long are 32-bit, unsigned long is
 32-bit unsigned, '/' truncates toward zero.
 
 Each function transcribes one function of the patch line by line and mirrors one

@@ -1,6 +1,7 @@
 /*
  * houston_math.c - the integer math of Jim Houston's 2003 "self tuning
- * scheduler" patch (shared/seeds/001-patch-self-tuning-scheduler.patch), as
+ * scheduler" patch (docs/schedulers/houston.md §3-§9; the patch itself: Jim
+ * Houston, "[PATCH] self tuning scheduler", LKML, 10 Mar 2003), as
  * pure functions.  See houston_math.h for the domains; the slow reference
  * model is tests/houston_model.py.
  *

@@ -1,7 +1,8 @@
 /*
  * houston_math.h - the integer math of Jim Houston's 2003 "self tuning
- * scheduler" patch (shared/seeds/001-patch-self-tuning-scheduler.patch,
- * against linux-2.5.64-bk4), bit-exact for i386: int and long are 32-bit,
+ * scheduler" patch (docs/schedulers/houston.md; the patch itself: Jim Houston,
+ * "[PATCH] self tuning scheduler", LKML, 10 Mar 2003, against
+ * linux-2.5.64-bk4), bit-exact for i386: int and long are 32-bit,
  * unsigned long is 32-bit unsigned, '/' truncates toward zero.
  *
  * Pure functions of a constants struct: no Python.h, no globals, no static

@@ -6,7 +6,7 @@
  * setscheduler, the RR tick, try_to_wake_up's frame), the queue dump and the
  * invariants live here once; each member's file keeps only what its source
  * changes, and describes itself to this module with an o1_family.  Section
- * references (§n) are to ../shared/reference/kernel-2.5-sched.md. */
+ * references (§n) are to docs/schedulers/o1.md. */
 #ifndef PS_O1_FAMILY_H
 #define PS_O1_FAMILY_H
 #include <stdint.h>
@@ -277,7 +277,7 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen);
 int o1_check_init(const psModel *m, const psTask *t, char *err, int errlen);
 /* After a parameter change: sleep_avg clamped to a lowered max_sleep_avg,
  * as activate_task clamps it (min(sleep_avg + slept, MAX_SLEEP_AVG),
- * ../shared/reference/kernel-2.5-sched.md). */
+ * docs/schedulers/o1.md §5.5). */
 void o1_retune(const psModel *m, psData *d);
 extern const psColumn o1_queue_columns[3];
 

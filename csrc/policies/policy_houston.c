@@ -1,7 +1,7 @@
 /* Jim Houston's self-tuning scheduler, "[PATCH] self tuning scheduler",
- * 10 Mar 2003 (../shared/seeds/001-patch-self-tuning-scheduler.patch),
- * against linux-2.5.64-bk4.  Everything the patch does not touch is bk4
- * (fact sheet §1, bk4 column) and lives in the family's shared code
+ * 10 Mar 2003 (docs/schedulers/houston.md; the patch itself: Jim Houston,
+ * LKML), against linux-2.5.64-bk4.  Everything the patch does not touch is bk4
+ * (docs/schedulers/o1.md §1, bk4 column) and lives in the family's shared code
  * (o1_family.c); this file holds the patch's hunks, and the integer math
  * is houston_math.c.
  *

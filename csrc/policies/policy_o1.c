@@ -4,7 +4,7 @@
  * the formulas of §3, activate_task, scheduler_tick with its expired array,
  * fork's placement and yield.  Function names are the kernel's.  `unsigned
  * long` is 32 bits on i386, so jiffies arithmetic and sleep_avg are uint32_t
- * here.  Section references (§n) are to ../shared/reference/kernel-2.5-sched.md. */
+ * here.  Section references (§n) are to docs/schedulers/o1.md. */
 #include <stdio.h>
 
 #include "o1_family.h"
