@@ -394,3 +394,20 @@ def test_a_crafted_idle_task_with_an_exit_time_is_refused():
     raw[exit_ns:exit_ns + 8] = (2).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: cpu 1's idle task"):
         Sim.restore(resealed(raw))
+
+
+def test_a_count_at_the_top_of_its_domain_stays_there_and_the_state_still_pickles():
+    """Counts stop at 2^62, the largest a snapshot holds: a state loaded
+    with a channel posted 2^62 times, posted again, pickles again (it was
+    refused; found by the pickle mutator)."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.programs.cpu_hog())
+    sim.post("a", n=34)
+    raw = bytearray(sim._core.snapshot())
+    i = at(raw, [34, -1])  # the channel: its count, then no waiter at its head and tail
+    raw[i:i + 8] = (2**62).to_bytes(8, "little")
+    core = Sim.restore(resealed(raw))
+    core.post(0, 5)
+    core.run_until(core.now_ns + 10_000_000)
+    again = Sim.restore(bytes(core.snapshot()))
+    again.check()

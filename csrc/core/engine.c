@@ -299,7 +299,7 @@ __attribute__((always_inline)) static inline int try_to_wake_up(const psModel *m
   int preempt = m->hooks.wakeup(m, d, p, waker, sync);
   p->on_rq = 1;
   p->state = PS_TASK_RUNNING;
-  p->nr_wakeups++;
+  ps_count_up(&p->nr_wakeups);
   p->woken_ns = d->now_ns;
   ps_log(m, d, PS_EVT_WAKEUP, p->cpu, p, waker ? waker->pid : -1, p->prio, sync);
   if (preempt) ps_resched_cpu(d, p->cpu);
@@ -400,7 +400,7 @@ static void reap(const psModel *m, psData *d, psTask *p) {
   if (!m->keep_exited ||
       psu_ring_push(&d->exited, p, (int64_t)m->keep_exited * (int64_t)sizeof(psTask), 1) ==
           PS_RING_NOMEM)
-    d->exited.dropped++;
+    ps_count_up(&d->exited.dropped);
   p->pid = 0;
   p->ppid = 0;
   p->wait_next = d->free_slot;
@@ -485,7 +485,7 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
 static void record_latency(const psModel *m, psData *d, psTask *t, int cpu) {
   int64_t lat = d->now_ns - t->woken_ns;
   t->woken_ns = -1;
-  t->lat_count++;
+  ps_count_up(&t->lat_count);
   t->lat_sum_ns += lat;
   if (lat > t->lat_max_ns) t->lat_max_ns = lat;
   if (m->rec_latency) {
@@ -517,13 +517,13 @@ static void schedule(const psModel *m, psData *d, int c) {
   int64_t now = d->now_ns;
   if (!prev->is_idle) {
     if (prev->state == PS_TASK_RUNNING) {
-      prev->nivcsw++;
+      ps_count_up(&prev->nivcsw);
       acct(prev, now, PS_ACCT_WAIT);
     } else if (prev->exit_ns >= 0) {
-      prev->nvcsw++;
+      ps_count_up(&prev->nvcsw);
       acct(prev, now, PS_ACCT_NONE);
     } else {
-      prev->nvcsw++;
+      ps_count_up(&prev->nvcsw);
       acct(prev, now, PS_ACCT_SLEEP);
     }
   }
@@ -534,7 +534,7 @@ static void schedule(const psModel *m, psData *d, int c) {
   cpu->curr = ps_index(d, next);
   cpu->run_since_ns = now;
   cpu->overhead_until_ns = now + m->switch_cost_ns;
-  cpu->nr_switches++;
+  ps_count_up(&cpu->nr_switches);
   int exited = prev->exit_ns >= 0;
   ps_log(m, d, PS_EVT_SWITCH, c, next, prev->pid, next->prio,
          exited ? PS_TASK_DEAD : prev->state);

@@ -27,6 +27,12 @@ static inline void ps_ready(const psModel *m, psData *d, const psTask *p) {
   if (p) ps_catch_up(m, d, p->cpu);
 }
 
+/* Count one more switch, wakeup, migration, post ... (trace.h,
+ * PS_COUNT_MAX). */
+static inline void ps_count_up(int64_t *c) {
+  if (__builtin_expect(*c < PS_COUNT_MAX, 1)) ++*c;
+}
+
 /* Log one event when the event log is on. */
 void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,
                   int prio, int64_t value);

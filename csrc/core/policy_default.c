@@ -44,7 +44,7 @@ static void default_migrate(const psModel *m, psData *d, psTask *p, int dest) {
   int src = p->cpu;
   m->hooks.deactivate(m, d, p);
   p->cpu = dest;
-  p->nr_migrations++;
+  ps_count_up(&p->nr_migrations);
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, src, p->prio, 0);
   if (m->hooks.wakeup(m, d, p, NULL, 0)) ps_resched_cpu(d, dest);
 }

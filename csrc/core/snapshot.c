@@ -206,9 +206,8 @@ static int pids_unique(const psModel *m, const psData *d) {
 }
 static int time_ok(int64_t t) { return t >= 0 && t <= PS_MAX_TIME_NS; }
 /* A count that runs only add to (switches, wakeups, forks, posts ...):
- * 0..2^62.  A billion a simulated second for the clock's whole range (73
- * years) stays below 2^61, so no increment of a loaded count overflows. */
-static int count_ok(int64_t v) { return v >= 0 && v <= (INT64_C(1) << 62); }
+ * 0..PS_COUNT_MAX, where the engine's counts stop (trace.h). */
+static int count_ok(int64_t v) { return v >= 0 && v <= PS_COUNT_MAX; }
 /* A time counted up to now (CPU, wait and sleep time ...): 0..now. */
 static int span_ok(int64_t v, int64_t now) { return v >= 0 && v <= now; }
 

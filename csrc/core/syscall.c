@@ -157,7 +157,7 @@ static int do_wait(psData *d, psTask *p, int chan) {
 void ps_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
   psChannel *c = &d->chan[chan];
   if (c->head < 0) {
-    c->count++;
+    ps_count_up(&c->count);
     return;
   }
   psTask *w = &d->task[c->head];
@@ -220,7 +220,7 @@ static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   c->start_ns = d->now_ns;
   c->exit_ns = -1;
   c->state = PS_TASK_RUNNING;
-  d->nr_forks++;
+  ps_count_up(&d->nr_forks);
   ps_ready(m, d, p);  /* the child is on the parent's CPU */
   m->hooks.task_fork(m, d, p, c);
   c->on_rq = 1;
@@ -240,7 +240,7 @@ static void do_exit(const psModel *m, psData *d, psTask *p) {
   ps_log(m, d, PS_EVT_EXIT, p->cpu, p, parent ? parent->pid : -1, p->prio, 0);
   p->exit_ns = d->now_ns;
   d->nlive--;
-  d->nr_exits++;
+  ps_count_up(&d->nr_exits);
   ps_resched_cpu(d, p->cpu);
 }
 

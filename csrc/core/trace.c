@@ -30,12 +30,12 @@ int psu_ring_push(psRing *r, const void *rec, int64_t max_bytes, int overwrite) 
     } else if (!overwrite) {
       return PS_RING_FULL;
     } else if (r->cap == 0) {
-      r->dropped++;  /* a cap below one record keeps nothing */
+      r->dropped += r->dropped < PS_COUNT_MAX;  /* a cap below one record keeps nothing */
       return PS_RING_OK;
     } else {
       memcpy(r->buf + (size_t)r->start * r->elem, rec, r->elem);
       r->start = (r->start + 1) % r->cap;
-      r->dropped++;
+      r->dropped += r->dropped < PS_COUNT_MAX;
       return PS_RING_OK;
     }
   }

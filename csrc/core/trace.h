@@ -7,6 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A count that runs add to (switches, wakeups, migrations, posts, dropped
+ * records ...) stops at PS_COUNT_MAX, 2^62: a billion a simulated second
+ * for the clock's whole range (73 years) stays below 2^61, so only a state
+ * loaded at the top of the domain reaches it, and every state stays one
+ * its snapshot holds (snapshot.c checks counts against it). */
+#define PS_COUNT_MAX (INT64_C(1) << 62)
+
 /* Event kinds of the log.  A column a kind does not use holds -1 (pid,
  * other) or 0 (prio, value).  pysched.EVENT_FIELDS says the same in Python;
  * tests/test_codes.py checks it against this enum and against the logs. */

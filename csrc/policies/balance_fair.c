@@ -39,7 +39,7 @@ static int idle_cpu(const psModel *m, const psData *d, int cpu) {
 void fair_set_task_cpu(const psModel *m, psData *d, psTask *p, int dest) {
   if (p->cpu == dest) return;
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, p->cpu, p->prio, 0);
-  p->nr_migrations++;
+  ps_count_up(&p->nr_migrations);
   p->cpu = dest;
 }
 

@@ -18,7 +18,7 @@ static void move_task(const psModel *m, psData *d, psTask *p, int dest) {
   o1_rq(m, d, dest)->nr_running++;
   o1_nr_running_changed(m, d);
   o1_enqueue_task(m, d, p, o1_rq(m, d, dest)->active);
-  p->nr_migrations++;
+  ps_count_up(&p->nr_migrations);
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, src, p->prio, 0);
 }
 
@@ -174,5 +174,5 @@ void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *
   if (!waker || p->cpu == waker->cpu || !(p->cpus_allowed >> waker->cpu & 1)) return;
   ps_log(m, d, PS_EVT_MIGRATE, waker->cpu, p, p->cpu, p->prio, 1);
   p->cpu = waker->cpu;
-  p->nr_migrations++;
+  ps_count_up(&p->nr_migrations);
 }

@@ -209,7 +209,7 @@ static void task_set_cpu(const psModel *m, psData *d, psTask *p, int cpu) {
   if (p->cpu == cpu) return;
   int from = p->cpu;
   p->cpu = cpu;
-  p->nr_migrations++;
+  ps_count_up(&p->nr_migrations);
   ps_log(m, d, PS_EVT_MIGRATE, cpu, p, from, p->prio, 0);
 }
 

@@ -214,7 +214,7 @@ __attribute__((noinline)) static void expire_o1(const psModel *m, psData *d, int
     o1_enqueue_task(m, d, p, !rq->active);
     pt->nr_expired++;
     if (interactive) {
-      d->warn[PS_WARN_STARVING]++;
+      ps_count_up(&d->warn[PS_WARN_STARVING]);
       ps_log(m, d, PS_EVT_STARVING, cpu, p, -1, p->prio, rq->nr_running);
     }
     ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 1);
