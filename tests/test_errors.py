@@ -518,6 +518,7 @@ op_calls = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(op_calls, max_size=12))
 def test_garbage_program_ops_raise_only_expected_exceptions_and_never_crash(calls):
@@ -579,6 +580,7 @@ method_kwargs = st.dictionaries(
     st.one_of(garbage, st.integers(-1, 5), st.floats(1, 50)), max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(method=st.sampled_from(sorted(METHODS)), args=method_args, kwargs=method_kwargs)
 def test_garbage_method_calls_raise_only_expected_exceptions_and_fail_cleanly(method, args, kwargs):

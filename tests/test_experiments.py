@@ -28,6 +28,7 @@ def numbers(text):
 
 @pytest.mark.parametrize("script", sorted(p.name for p in EXPERIMENTS.glob("*.py")
                                           if p.name != "readme_plots.py"))
+@pytest.mark.slow
 def test_each_experiment_runs_quick_and_shows_its_defaults(script):
     assert "(default:" in run(script, "--help")
     assert run(script, "--quick").strip()
@@ -75,6 +76,7 @@ def test_the_readme_figures_of_prio_avg_balancing_are_its_defaults():
     assert (min(err["by length"]), max(err["by length"])) == (llo, lhi)
 
 
+@pytest.mark.slow
 def test_the_readme_figures_of_the_stability_map_are_its_defaults():
     out = run("houston_stability.py")
     claim = README[README.index("8 x 8 points per pair"):README.index("## SMP: three hogs")]
@@ -91,6 +93,7 @@ def test_the_readme_figures_of_the_stability_map_are_its_defaults():
     assert (round(lo), round(hi / 60)) == tuple(map(int, minutes))
 
 
+@pytest.mark.slow
 def test_the_readme_figures_of_the_interbench_matrix_are_its_defaults():
     out = run("interbench_matrix.py")
     claim = README[README.index("`python experiments/interbench_matrix.py`"):]
@@ -109,6 +112,7 @@ def test_the_readme_figures_of_the_interbench_matrix_are_its_defaults():
     assert re.search(rf"{runs} runs of 30 s", out)
 
 
+@pytest.mark.slow
 def test_the_readme_tables_of_every_scheduler_side_by_side_are_what_the_experiment_prints():
     out = run("all_schedulers.py", "--markdown")
     section = README[README.index("### Every scheduler side by side"):

@@ -20,6 +20,7 @@ def test_damaged_and_resealed_snapshots_are_refused_or_load_consistent(seed):
     assert loaded < 40  # most damage is caught; what loads ran consistently
 
 
+@pytest.mark.slow
 def test_the_fuzzers_report_no_finding_over_a_short_run(capsys):
     assert fuzz_state.main(["--minutes", "0.02", "--seed", "7"]) == 0
     assert fuzz_pickle.main(["--minutes", "0.02", "--seed", "7"]) == 0

@@ -144,6 +144,7 @@ def test_constants_match_the_model_at_the_defaults(H):
     assert got == {k: D[k] for k in M.FIELDS}
 
 
+@pytest.mark.slow
 @FAST
 @given(any_params())
 @example(dict(M.default(1000), nice_const=0))
@@ -225,6 +226,7 @@ def test_binding_and_model_agree_on_every_bound(H, base):
             H.constants(dict(base, max_run_avg=v))
 
 
+@pytest.mark.slow
 @FAST
 @given(st.integers(1, 20000))
 def test_defaults_for_hz(hz):
@@ -354,6 +356,7 @@ delta_times = st.one_of(st.integers(0, 17 * HL), st.integers(0, INT32_MAX),
 half_lives = st.one_of(st.integers(1, M.MAX_HALF_LIFE), st.sampled_from([1, 2, 2000, HL, 45426]))
 
 
+@pytest.mark.slow
 @FAST
 @given(st.integers(0, MAX_RUN_AVG), delta_times, half_lives)
 @example(MAX_RUN_AVG, HL, HL)
@@ -375,6 +378,7 @@ def test_decay_value_matches_model_at_the_cascade_edges(H, half_life):
                     M.decay_value(D, value, t, half_life)
 
 
+@pytest.mark.slow
 @FAST
 @given(half_lives, st.data())
 def test_get_increment_matches_model(H, half_life, data):
@@ -387,6 +391,7 @@ run_avgs = st.one_of(st.integers(0, MAX_RUN_AVG), st.integers(0, INT32_MAX),
                      st.integers(0, 64), st.sampled_from([0, 1, MAX_RUN_AVG - 1, MAX_RUN_AVG]))
 
 
+@pytest.mark.slow
 @FAST
 @given(run_avgs, st.integers(140, 179), st.integers(0, D["max_sleep_avg"]))
 def test_effective_prio_matches_model(H, run_avg, static_prio, sleep_avg):
@@ -415,6 +420,7 @@ def test_estimate_run_avg_matches_model_where_the_halving_loop_ends_exactly(H, n
             M.estimate_run_avg(c, d, MAX_RUN_AVG)
 
 
+@pytest.mark.slow
 @FAST
 @given(st.integers(0, 180), st.integers(140, 179), st.sampled_from(["normal", "rr", "fifo"]))
 def test_task_timeslice_matches_model(H, prio, static_prio, policy):
@@ -439,12 +445,14 @@ def test_task_timeslice_matches_model_for_any_hz(H, prio, static_prio, policy, h
 @FAST
 @given(st.one_of(st.integers(0, MAX_PRIO_AVG), st.sampled_from([0, MAX_PRIO_AVG])),
        st.integers(0, 180))
+@pytest.mark.slow
 def test_update_prio_avg_matches_model(H, prio_avg, prio):
     got = H.update_prio_avg(prio_avg, prio)
     assert got == M.update_prio_avg(D, prio_avg, prio)
     assert 0 <= got <= MAX_PRIO_AVG
 
 
+@pytest.mark.slow
 @accepted_by_binding
 @given(valid_params(), st.data())
 def test_decay_value_matches_model_for_any_valid_params(H, p, data):
@@ -458,6 +466,7 @@ def test_decay_value_matches_model_for_any_valid_params(H, p, data):
     assert H.decay_value(value, dt, hl, params=p) == M.decay_value(c, value, dt, hl)
 
 
+@pytest.mark.slow
 @accepted_by_binding
 @given(valid_params(), st.data())
 def test_effective_prio_matches_model_for_any_valid_params(H, p, data):
@@ -472,6 +481,7 @@ def test_effective_prio_matches_model_for_any_valid_params(H, p, data):
         M.effective_prio(c, run_avg, static_prio, sleep_avg)
 
 
+@pytest.mark.slow
 @accepted_by_binding
 @given(valid_params(), st.data())
 def test_estimate_run_avg_matches_model_for_any_valid_params(H, p, data):
@@ -501,6 +511,7 @@ def test_decay_value_is_within_2_percent_of_the_exponential_over_one_half_life(H
     assert errs.index(min(errs)) == 4671 and errs.index(max(errs)) == 910
 
 
+@pytest.mark.slow
 @SLOW
 @given(st.integers(0, 5 * HL), st.data())
 def test_decay_value_keeps_that_error_beyond_one_half_life(H, t, data):
@@ -647,6 +658,7 @@ def test_estimate_run_avg_inverts_effective_prio_for_any_nice_const(H, nice_cons
         assert -0.067 * 65536 / nice_const <= gap <= 2
 
 
+@pytest.mark.slow
 def test_prio_avg_follows_the_running_priority_within_3(H):
     """rq->prio_avg/SF_PRIO_AVG tracks MAX_PRIO - prio of the running tasks, but
     with i = 27 the per-tick decay prio_avg*27/81920 truncates to the same

@@ -6,6 +6,9 @@ import pathlib
 import pytest
 
 nbformat = pytest.importorskip("nbformat", reason="the test extra installs nbformat")
+# each notebook runs a kernel of its own: seconds apiece
+pytestmark = pytest.mark.slow
+
 nbclient = pytest.importorskip("nbclient", reason="the test extra installs nbclient")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -36,6 +36,7 @@ def test_within_one_prio_level_and_5_percent_of_sleep_avg_for_duty_1_to_90_perce
 
 @pytest.mark.parametrize("kw", [{"nice": 5}, {"nice": -5, "hog_nice": 5}, {"hogs": 0},
                                 {"hz": 100, "hogs": 3}, {"hogs": 1, "nice": 10}])
+@pytest.mark.slow
 def test_the_time_to_reach_it_is_within_a_factor_of_two(kw):
     for preset in ("linux-2.5.64", "linux-2.5.65"):
         for r, s in [(3, 7), (40, 60), (0.5, 30), (333, 667)]:

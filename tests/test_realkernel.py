@@ -344,6 +344,7 @@ def machine():
     return realkernel.machine()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nices, sleeper", [((0, 5), True), ((-5, 0, 5), False)])
 def test_measured_shares_follow_the_weight_table(machine, nices, sleeper):
     needs(nices, latency=sleeper)
