@@ -1,9 +1,9 @@
 """The fair schedulers' arithmetic in plain Python, written from the kernel
 (kernel/sched/core.c's tables, fair.c's __calc_delta, __sched_period,
-sched_slice, get_update_sysctl_factor) and workloads.md §4, for the tests
+sched_slice, get_update_sysctl_factor) and docs/schedulers/cfs.md §2, for the tests
 of CFS and EEVDF to compute what they expect independently of the C."""
 
-# sched_prio_to_weight, nice -20..19 (workloads.md §4)
+# sched_prio_to_weight, nice -20..19 (docs/schedulers/cfs.md §2)
 WEIGHT = [88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
           9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
           1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,

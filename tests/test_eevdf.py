@@ -1,7 +1,7 @@
 """EEVDF (linux-6.6-eevdf, linux-6.12-eevdf): weighted shares, eligibility
 and virtual deadlines, lag kept across sleep with its clamp, placement of
 new and woken tasks, per-task slices with PREEMPT_SHORT, DELAY_DEQUEUE.
-Expected values come from the weight table of workloads.md §4 and the
+Expected values come from the weight table of docs/schedulers/cfs.md §2 and the
 kernel's formulas as tests/fair_model.py writes them, not from the
 simulator."""
 import numpy as np

@@ -19,7 +19,7 @@ from pysched.registry import ParamInfo
 DATA = pathlib.Path(__file__).resolve().parent / "data" / "realkernel"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# /work/shared/reference/workloads.md section 4 (kernel/sched/core.c,
+# docs/schedulers/cfs.md section 2 (kernel/sched/core.c,
 # sched_prio_to_weight): the weights of the nice values these tests use
 WEIGHT = {-5: 3121, 0: 1024, 1: 820, 5: 335, 10: 110, 19: 15}
 

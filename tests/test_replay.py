@@ -21,7 +21,7 @@ REAL = DATA / "real_sched_trace.txt.gz"
 FACTS = json.loads((DATA / "real_sched_trace.json").read_text())
 RECORDER = pathlib.Path(__file__).resolve().parent.parent / "experiments" / "record_real_trace.py"
 EEVDF = "linux-6.6-eevdf"
-# kernel/sched/core.c sched_prio_to_weight[] (shared/reference/workloads.md §4)
+# kernel/sched/core.c sched_prio_to_weight[] (docs/schedulers/cfs.md §2)
 WEIGHT = {0: 1024, 5: 335, 10: 110}
 HOGS = list(FACTS["hogs"])
 

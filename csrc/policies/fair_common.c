@@ -8,7 +8,7 @@
 
 /* ---- arithmetic ---- */
 
-/* kernel/sched/core.c (and workloads.md §4): nice -20 .. 19 */
+/* kernel/sched/core.c (docs/schedulers/cfs.md §2): nice -20 .. 19 */
 const int sched_prio_to_weight[40] = {
     /* -20 */ 88761, 71755, 56483, 46273, 36291,
     /* -15 */ 29154, 23254, 18705, 14949, 11916,

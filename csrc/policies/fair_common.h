@@ -14,7 +14,7 @@
  * sched_slice with BASE_SLICE) and 6.12.y's fair.c (DoubleZZeta/linux-6.12.67:
  * avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, update_deadline,
  * did_preempt_short); the sched_prio_to_weight / sched_prio_to_wmult tables
- * of core.c; ../shared/reference/workloads.md §4.
+ * of core.c; docs/schedulers/cfs.md (§2: the weights) and eevdf.md.
  *
  * Simplifications, stated once: no cgroups (one cfs_rq per CPU, every
  * entity a task), no autogroup, no PELT (the balancer weighs runqueues by

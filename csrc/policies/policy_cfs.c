@@ -16,7 +16,7 @@
  * wakeup_preempt_entity, check_preempt_wakeup, yield_task_fair,
  * task_fork_fair, migrate_task_rq_fair, detach/attach_task_cfs_rq,
  * __sched_period, sched_slice with ALT_PERIOD and BASE_SLICE,
- * get_update_sysctl_factor) and ../shared/reference/workloads.md §4. */
+ * get_update_sysctl_factor); docs/schedulers/cfs.md. */
 #include <stdio.h>
 #include <string.h>
 

@@ -14,7 +14,7 @@
  * PLACE_DEADLINE_INITIAL deadline" (Oct 2023: in 6.6 the enqueue of
  * wake_up_new_task re-places a new task without ENQUEUE_INITIAL, so its
  * halved deadline is lost) and Zhang Qiao's fix that passes ENQUEUE_INITIAL
- * there (2024, before 6.12); ../shared/reference/workloads.md §4.
+ * there (2024, before 6.12); docs/schedulers/eevdf.md.
  *
  * Deviations, stated: the tree is sorted by deadline in both versions (6.6
  * sorted by vruntime with a min_deadline augment; the pick is the same
@@ -91,7 +91,7 @@ static void set_vlag(const psModel *m, psData *d, int cpu, int32_t i, int64_t v)
 
 /* entity_lag: V - v_i clamped to calc_delta_fair(max(2 * slice, TICK_NSEC)),
  * the limit of 6.6 (update_entity_lag) and 6.12 (entity_lag, read in
- * 6.12.y); later kernels changed the bound (workloads.md §4: SCHED_SLICE_MAX) */
+ * 6.12.y); newer kernels may bound it differently (docs/schedulers/eevdf.md §5) */
 static int64_t entity_lag(const psModel *m, uint64_t avruntime, const fair_se *se) {
   int64_t vlag = vdiff(avruntime, se->vruntime);
   uint64_t r = 2 * se->slice > (uint64_t)m->tick_ns ? 2 * se->slice : (uint64_t)m->tick_ns;
