@@ -229,6 +229,23 @@ def test_renice_changes_the_weight_and_the_shares():
     assert share == pytest.approx([weight(0) / total, weight(5) / total], abs=0.01)
 
 
+def test_a_slice_blown_up_by_a_long_queue_is_capped_at_the_latency():
+    """check_preempt_tick takes min(sched_slice, sysctl_sched_latency): with
+    sixteen nice-0 tasks the period is 12.75 ms and a nice -20 task's slice
+    10.76 ms, so without the cap its slice would end at the 11th tick after
+    it is picked; with it, at the 7th (the first tick past 6 ms)."""
+    sim = ps.Simulator(CFS, record="events")
+    heavy = sim.spawn(programs.cpu_hog(), nice=-20)
+    for _ in range(16):
+        sim.spawn(programs.cpu_hog())
+    sim.run(seconds=3)
+    ev = sim.events()
+    picked = ev[(ev["kind"] == ps.EVENT_KINDS.index("switch")) & (ev["pid"] == heavy)]["time_ns"][1:]
+    expired = ev[(ev["kind"] == ps.EVENT_KINDS.index("expire")) & (ev["pid"] == heavy)]["time_ns"]
+    first = expired[np.searchsorted(expired, picked)] - picked
+    assert len(first) > 20 and (first == 7_000_000).all()
+
+
 # ---- SMP ----
 
 def test_four_hogs_on_two_cpus_end_two_and_two_with_half_a_cpu_each():

@@ -174,11 +174,15 @@ static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
 }
 
 /* check_preempt_tick: the slice is over, or (past min_granularity) the
- * leftmost waiter is behind by more than a slice */
+ * leftmost waiter is behind by more than a slice.  The slice is capped at
+ * sysctl_sched_latency: sched_slice() grows with the period when many
+ * tasks blow it up (6.5 kernel/sched/fair.c, check_preempt_tick;
+ * docs/schedulers/cfs.md) */
 static void check_preempt_tick(const psModel *m, psData *d, int cpu) {
   fair_rq *rq = FRQ(m, d, cpu);
   fair_se *curr = se_of(d, rq->curr);
   uint64_t ideal_runtime = sched_slice(m, d, cpu, rq->curr, 1);
+  if (ideal_runtime > SYSCTL(m, D_LATENCY)) ideal_runtime = SYSCTL(m, D_LATENCY);
   uint64_t delta_exec = curr->sum_exec_runtime - rq->prev_sum_exec_runtime;
   if (delta_exec > ideal_runtime) {
     ps_resched_cpu(d, cpu);
