@@ -299,6 +299,23 @@ def test_after_32_failed_balances_a_task_of_any_weight_may_be_pulled(preset):
     assert sim.cpu_stats()["nr_balance_pulls"][1] == 1
 
 
+@pytest.mark.parametrize("preset", [CFS, "linux-6.12-eevdf"])
+def test_a_busy_cpu_of_eight_balances_at_most_every_hz_times_cpus_over_ten_jiffies(preset):
+    """get_sd_balance_interval clamps at max_load_balance_interval, which
+    update_max_interval() sets to HZ * online CPUs / 10 once the CPUs are
+    up (800 jiffies here), not the boot-time HZ/10 (100): balanced busy
+    CPUs of eight wait 2 x 8 ms x busy_factor 16 - 1 = 255 jiffies."""
+    sim = ps.Simulator(preset, cpus=8)
+    for _ in range(16):
+        sim.spawn(programs.cpu_hog())
+    sim.run(seconds=1)
+    ahead = 0
+    for _ in range(300):
+        sim.step()
+        ahead = max(ahead, max(int(r["next_balance"]) for r in sim.cpu_stats()) - sim.jiffies)
+    assert ahead == 255
+
+
 def test_without_the_balancer_tasks_stay_where_they_were_put():
     sim = ps.Simulator(CFS, cpus=2, params={"load_balance": 0})
     for _ in range(4):

@@ -195,7 +195,9 @@ void fair_trigger_load_balance(const psModel *m, psData *d, int cpu) {
   int64_t ms = (int64_t)rq->balance_interval * (busy ? FD(m)->busy_factor : 1);
   int64_t interval = (ms * m->hz + 999) / 1000;  /* msecs_to_jiffies */
   if (busy) interval -= 1;
-  int64_t max = m->hz / 10 > 0 ? m->hz / 10 : 1;  /* max_load_balance_interval */
+  /* max_load_balance_interval: HZ/10 at boot, then HZ * online CPUs / 10
+   * from update_max_interval() once the CPUs are up (kernel/sched/fair.c) */
+  int64_t max = (int64_t)m->hz * m->ncpu / 10 > 0 ? (int64_t)m->hz * m->ncpu / 10 : 1;
   if (interval < 1) interval = 1;
   if (interval > max) interval = max;
   rq->next_balance = d->jiffies + (uint64_t)interval;

@@ -414,6 +414,8 @@ static const psFieldInfo cfs_rq_fields[] = {
     RF(next, PS_F_I32, "next buddy (slot, -1 none)"),
     RF(last, PS_F_I32, "last buddy (slot, -1 none)"),
     RF(skip, PS_F_I32, "skip buddy (slot, -1 none)"),
+    RF(next_balance, PS_F_I64, "rq->next_balance: jiffy of the next periodic balance"),
+    RF(balance_interval, PS_F_U32, "sd->balance_interval, ms"),
     RF(nr_balance_failed, PS_F_U32, "sd->nr_balance_failed: periodic balances in a row that pulled nothing"),
     RF(nr_balance_pulls, PS_F_I64, "tasks the load balancer pulled to this CPU"),
     RF(nr_wakeup_migrations, PS_F_I64, "wakeups placed on this CPU from another"),

@@ -446,6 +446,8 @@ static const psFieldInfo eevdf_rq_fields[] = {
     RF(min_vruntime, PS_F_I64, "cfs_rq->min_vruntime, the base of avg_vruntime's keys"),
     RF(avg_vruntime, PS_F_I64, "\\Sum (v_i - min_vruntime) * w_i over the queued, not running entities"),
     RF(avg_load, PS_F_I64, "\\Sum w_i over them"),
+    RF(next_balance, PS_F_I64, "rq->next_balance: jiffy of the next periodic balance"),
+    RF(balance_interval, PS_F_U32, "sd->balance_interval, ms"),
     RF(nr_balance_failed, PS_F_U32, "sd->nr_balance_failed: periodic balances in a row that pulled nothing"),
     RF(nr_balance_pulls, PS_F_I64, "tasks the load balancer pulled to this CPU"),
     RF(nr_wakeup_migrations, PS_F_I64, "wakeups placed on this CPU from another"),
