@@ -411,3 +411,17 @@ def test_a_count_at_the_top_of_its_domain_stays_there_and_the_state_still_pickle
     core.run_until(core.now_ns + 10_000_000)
     again = Sim.restore(bytes(core.snapshot()))
     again.check()
+
+
+@pytest.mark.parametrize("end", [-2**31, 2**31 - 1, 7])
+def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
+    """The loader made the END's index relative to the program before
+    checking it: INT32_MIN overflowed (found by the pickle mutator under
+    UBSan)."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.Program().loop(3).run(ms=1).end(), name="looper")
+    raw = bytearray(sim._core.snapshot())
+    loop = raw.index(np.array([5, 3, 2], dtype="<i4").tobytes())  # psOp: LOOP, 3 rounds, END at 2
+    raw[loop + 8:loop + 12] = end.to_bytes(4, "little", signed=True)
+    with pytest.raises(ValueError, match="damaged: program 0: op 0 refers outside it"):
+        Sim.restore(resealed(raw))

@@ -249,8 +249,15 @@ static int model_ok(const psModel *m, char *err, int errlen) {
     if (!ops) BAD("out of memory");
     for (int32_t i = 0; i < pr->n; i++) {
       ops[i] = m->ops[pr->first + i];
-      if (ops[i].kind == PS_OP_LOOP) ops[i].arg2 -= pr->first;
-      if (ops[i].kind == PS_OP_END) ops[i].arg -= pr->first;
+      /* a loop's END and an END's LOOP: inside the program, checked before
+       * the subtraction that a crafted index would overflow */
+      int32_t *ref = ops[i].kind == PS_OP_LOOP ? &ops[i].arg2
+                     : ops[i].kind == PS_OP_END ? &ops[i].arg : NULL;
+      if (ref && (*ref < pr->first || *ref - pr->first >= pr->n)) {
+        free(ops);
+        BAD("program %d: op %d refers outside it", k, i);
+      }
+      if (ref) *ref -= pr->first;
     }
     char msg[PS_ERRLEN];
     int rc = psu_program_check(ops, pr->n, m->nprogs, m->nchan, msg, sizeof msg);
