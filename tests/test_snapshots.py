@@ -425,3 +425,21 @@ def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
     raw[loop + 8:loop + 12] = end.to_bytes(4, "little", signed=True)
     with pytest.raises(ValueError, match="damaged: program 0: op 0 refers outside it"):
         Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("field, at, value", [("exec_start", 544, 2**63), ("sum_exec_runtime", 536, 2**62),
+                                              ("vlag", 520, -2**63)])
+def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, value):
+    """update_curr took now - exec_start of a crafted 2^63 (found by the
+    pickle mutator under UBSan)."""
+    sim = ps.Simulator("linux-6.5-cfs")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, the sched_entity's fields in the policy's area
+    i = raw.index(b"hog\0") - 12 + at
+    assert 0 <= int.from_bytes(raw[i:i + 8], "little", signed=True) <= sim.now_ns, \
+        "psTask's or fair_se's layout moved: update the offsets"
+    raw[i:i + 8] = value.to_bytes(8, "little", signed=value < 0)
+    with pytest.raises(ValueError, match="damaged: .*exec_start .* out of range"):
+        Sim.restore(resealed(raw))
