@@ -587,9 +587,11 @@ static int sim_unavailable(SimObject *self) {
   if (sim_unavailable(self)) return NULL
 
 /* A call that changes the state or runs hooks: refused once a Python
- * policy's hook failed (the state may be half-updated; reading is fine). */
+ * policy's hook failed, or a C policy's broke the hooks' contract
+ * (PS_FAILED_POLICY): the state may be half-updated; reading is fine. */
 static int sim_broken(SimObject *self) {
   const char *where = self->pctx ? pyp_failure(self->pctx) : NULL;
+  if (!where && self->d.failed == PS_FAILED_POLICY) where = self->d.errmsg;
   if (!where) return 0;
   PyErr_Format(sim_state(self)->state_error, "the simulator stopped in a failed policy hook and "
                "cannot go on (%s); read its results, or continue from a copy made before", where);
@@ -849,7 +851,8 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
     if (hooks_failed(self) || PyErr_Occurred()) return NULL;
   }
   if (rc < 0) {
-    PyErr_SetString(sim_state(self)->state_error, err);
+    module_state *st = sim_state(self);
+    PyErr_SetString(self->d.failed == PS_FAILED_POLICY ? st->policy_error : st->state_error, err);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -1302,9 +1305,9 @@ static int module_exec(PyObject *mod) {
   st->invariant_error = new_error(mod, "InvariantError", st->error, PyExc_AssertionError,
                                   "A scheduler or engine invariant does not hold (check()).");
   st->policy_error = new_error(mod, "PolicyError", st->error, PyExc_RuntimeError,
-                               "A Python policy's hook raised or returned what the engine "
-                               "cannot use; the message names the hook, the time and the "
-                               "task, the cause is the hook's own exception.");
+                               "A policy's hook raised or returned what the engine cannot "
+                               "use; the message names the hook and the time, a Python "
+                               "hook's exception is the cause.");
   if (!st->config_error || !st->state_error || !st->invariant_error || !st->policy_error) return -1;
   if (pyp_add_types(mod, st->state_error)) return -1;
   st->sim_type = PyType_FromModuleAndSpec(mod, &Sim_spec, NULL);

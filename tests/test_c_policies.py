@@ -3,12 +3,14 @@ from the example experiments/policies/round_robin.c (a copy in a temporary
 directory, or an edited copy), they run like built-in presets -- fair shares,
 invariants, copies, pickles across processes, sweeps -- and a file that does
 not compile, a library of another ABI or a preset name already taken is
-refused with a message that names it."""
+refused with a message that names it, as is, with a PolicyError, a
+pick_next that returns what the engine cannot run."""
 import functools
 import importlib
 import multiprocessing
 import os
 import pickle
+import re
 import shlex
 import shutil
 import sysconfig
@@ -370,6 +372,111 @@ def test_a_trusted_policy_whose_answer_changes_fails_with_debug_checks(tmp_path)
                                            r"the [0-9]+ deferred ticks on cpu [01] it said"):
             pool.submit(run_two_cpus, path, "rr-fickle", True).result()
     assert "rr-fickle" not in ps.presets()
+
+
+# The example's pick_next, which the policies below replace from jiffy 5 on.
+PICK_NEXT = ("  int32_t head = cpu_rq(m, d, cpu)->head;\n"
+             "  return head == NONE ? &d->task[d->cpu[cpu].idle] : &d->task[head];")
+
+
+def picks_from_jiffy_5(bad):
+    """The edit after which pick_next returns what `bad` returns (C statements
+    ending in a return, or falling through to the example's choice) from
+    jiffy 5 on."""
+    return (PICK_NEXT, "  if (d->jiffies >= 5) {\n" + bad + "\n  }\n" + PICK_NEXT)
+
+
+def run_until_the_policy_fails(path, preset):
+    """In a worker: two hogs and a sleeper pinned to CPU 0, a sleeper pinned
+    to CPU 1, for a second under the preset path declares.  Returns what the
+    run raised, type and message, with the time it stopped at; what each
+    call that would go on raises; and whether the results stay readable."""
+    ps.build_policy(path)
+    sim = ps.Simulator(preset, cpus=2, seed=1)
+    for cpu, program in ((0, ps.programs.cpu_hog()), (0, ps.programs.cpu_hog()),
+                         (0, ps.programs.interactive(1, 3)), (1, ps.programs.interactive(1, 3))):
+        sim.spawn(program, cpu=cpu, cpus_allowed=[cpu])
+    try:
+        sim.run(seconds=1)
+        raised = None
+    except Exception as e:
+        raised = (type(e).__name__, str(e), sim.now_ns)
+    refused = []
+    for call in (lambda: sim.run(seconds=1), lambda: sim.spawn(ps.programs.cpu_hog()),
+                 lambda: sim.renice(1, 5), lambda: sim.copy(), lambda: pickle.dumps(sim)):
+        try:
+            call()
+            refused.append(None)
+        except Exception as e:
+            refused.append((type(e).__name__, str(e)))
+    return raised, refused, int(sim.stats()["cpu_ns"].sum())
+
+
+@pytest.fixture(scope="module")
+def worker():
+    """A fresh interpreter for policies that break the hooks' contract: their
+    presets stay out of this one's ps.presets() (a test that runs every
+    preset would meet them), and where the engine followed what such a
+    policy returned, the worker crashed, not the tests."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
+
+
+@pytest.mark.parametrize("name,bad,returned", [
+    ("null", "    return NULL;", "NULL"),
+    ("far", "    return &d->task[0] + 100000;",
+     r"0x[0-9a-f]+, which is not a task of this simulator \(its 6 are at 0x[0-9a-f]+\)"),
+    ("static", "    static psTask elsewhere;\n    return &elsewhere;",
+     r"0x[0-9a-f]+, which is not a task of this simulator \(its 6 are at 0x[0-9a-f]+\)"),
+    ("inside", "    int32_t head = cpu_rq(m, d, cpu)->head;\n"
+     "    if (head != NONE) return (psTask *)((char *)&d->task[head] + 8);",
+     r"0x[0-9a-f]+, which points into task slot [2-5], 8 bytes past its start"),
+    ("asleep", "    for (int32_t i = m->ncpu; i < d->ntask; i++)\n"
+     "      if (d->task[i].state == PS_TASK_INTERRUPTIBLE) return &d->task[i];",
+     r"pid [34], which is asleep \(state 1\)"),
+    ("other", "    int32_t tail = cpu_rq(m, d, 0)->tail;\n"
+     "    if (cpu == 1 && tail != NONE) return &d->task[tail];",
+     r"pid [1-3], which is queued on cpu 0"),
+    ("idle0", "    if (cpu == 1) return &d->task[d->cpu[0].idle];", "the idle task of cpu 0"),
+], ids=["NULL", "far past the tasks", "outside the tasks", "inside a task", "asleep",
+        "another cpu's", "another cpu's idle"])
+def test_pick_next_returning_what_cannot_run_is_a_policy_error(tmp_path, worker, name, bad,
+                                                               returned):
+    """What pick_next returns is checked before it is used, in every build:
+    on today's engine the first three crashed the interpreter, and the
+    others switched to what they returned without a word (debug checks
+    off).  The step fails naming the policy, the hook, the CPU and the time;
+    the interpreter goes on, reading the results is fine, going on is refused."""
+    preset = f"rr-pick-{name}"
+    path = policy_file(tmp_path, renamed(preset), picks_from_jiffy_5(bad),
+                       filename=f"{preset}.c")
+    raised, refused, cpu_ns = worker.submit(run_until_the_policy_fails, path, preset).result()
+    assert raised is not None, "the run did not fail"
+    kind, message, stopped = raised
+    assert kind == "PolicyError"
+    assert re.fullmatch(r"policy round-robin: pick_next on cpu [01] at t=(\d+) ns returned " +
+                        returned, message), message
+    assert 5_000_000 <= stopped == int(re.search(r"t=(\d+) ns", message)[1]) < 1_000_000_000
+    assert cpu_ns > 0
+    for r in refused:
+        assert r is not None and r[0] == "StateError", r
+        assert r[1].startswith("the simulator stopped in a failed policy hook and cannot go on "
+                               "(policy round-robin: pick_next on cpu")
+
+
+def test_pick_next_of_a_task_outside_its_affinity_is_a_policy_error(tmp_path, worker):
+    """A policy that wakes every task on the last CPU, whatever its affinity:
+    the sleeper pinned to CPU 0 is queued on CPU 1, which picks it (today's
+    engine ran it there)."""
+    wakeup = ("static int wakeup_rr(const psModel *m, psData *d, psTask *p, psTask *waker, "
+              "int sync) {\n")
+    path = policy_file(tmp_path, renamed("rr-affinity"),
+                       (wakeup, wakeup + "  p->cpu = m->ncpu - 1;\n"), filename="affinity.c")
+    raised, refused, _ = worker.submit(run_until_the_policy_fails, path, "rr-affinity").result()
+    assert raised is not None and raised[0] == "PolicyError"
+    assert re.fullmatch(r"policy round-robin: pick_next on cpu 1 at t=\d+ ns returned pid 3, "
+                        r"whose affinity \(0x1\) excludes cpu 1", raised[1]), raised[1]
+    assert all(r is not None and r[0] == "StateError" for r in refused), refused
 
 
 def test_a_preset_name_already_taken_is_refused(rr, tmp_path):
