@@ -12,6 +12,19 @@
 #include "py_policy.h"
 #include "pysched.h"
 
+/* 1 in the sanitizer build (PYSCHED_SANITIZE=1: AddressSanitizer and
+ * UBSan), where pysched.build_policy builds a policy library so too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PS_SANITIZE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PS_SANITIZE 1
+#endif
+#endif
+#ifndef PS_SANITIZE
+#define PS_SANITIZE 0
+#endif
+
 /* A policy library loaded at run time (pysched.build_policy).  It is never
  * unloaded: every simulator made from it, and every copy of one, points
  * into it. */
@@ -1315,6 +1328,7 @@ static int module_exec(PyObject *mod) {
   if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
   if (PyModule_AddIntConstant(mod, "MAX_CPUS", PS_MAX_CPUS) < 0) return -1;
   if (PyModule_AddIntConstant(mod, "ABI_VERSION", PS_ABI_VERSION) < 0) return -1;
+  if (PyModule_AddIntConstant(mod, "SANITIZE", PS_SANITIZE) < 0) return -1;
   return 0;
 }
 

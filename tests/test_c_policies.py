@@ -13,6 +13,8 @@ import pickle
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import sysconfig
 from concurrent.futures import ProcessPoolExecutor
 
@@ -526,3 +528,96 @@ def test_a_bad_library_name_or_flags_are_refused(tmp_path):
         ps.build_policy(EXAMPLE, name="no/slash")
     with pytest.raises(TypeError, match="extra_cflags must be a list of str"):
         ps.build_policy(EXAMPLE, extra_cflags="-O3")
+    with pytest.raises(TypeError, match="sanitize must be True, False or None, not 'yes'"):
+        ps.build_policy(EXAMPLE, sanitize="yes")
+
+
+# ---- sanitizers ----
+
+INCLUDE_STDLIB = ("#include <stdio.h>\n", "#include <stdio.h>\n#include <stdlib.h>\n")
+TICK = "static void tick_rr(const psModel *m, psData *d, int cpu) {\n"
+# a tick that reads past the end of an array, and one that reads freed memory
+# (volatile: the compiler keeps the reads)
+TICK_OUT_OF_BOUNDS = (TICK, "static volatile int32_t ticks_seen[2];\n\n" + TICK +
+                      "  if (ticks_seen[cpu + 2] == 12345) return;\n")
+TICK_USE_AFTER_FREE = (TICK, TICK + "  int32_t *volatile freed = malloc(sizeof(int32_t));\n"
+                       "  free(freed);\n"
+                       "  if (*(volatile int32_t *)freed == 12345) return;\n")
+
+RUN_A_HOG = """
+import sys
+import pysched as ps
+ps.build_policy(sys.argv[1], extra_cflags=sys.argv[2:], sanitize={sanitize})
+sim = ps.Simulator("rr-bug")
+sim.spawn(ps.programs.cpu_hog())
+sim.run(seconds=0.1)
+print("ran to", sim.now_ns)
+"""
+
+
+def run_a_hog(path, tmp_path, extra_cflags=(), sanitize=None):
+    """A hog under path's preset rr-bug for 0.1 s, in a new interpreter (a
+    sanitizer's report may end it; the preset stays out of this one's
+    presets()) run outside the source tree, with this one's environment
+    (the cache, and in CI's sanitizer stage the preloaded runtime)."""
+    return subprocess.run([sys.executable, "-c", RUN_A_HOG.format(sanitize=sanitize), str(path),
+                           *extra_cflags], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+
+
+def line_of(path, text):
+    return path.read_text().splitlines().index(text) + 1
+
+
+def test_sanitizer_flags_in_extra_cflags_are_linked_too(tmp_path):
+    """-fsanitize=undefined needs UBSan's runtime when the library is
+    linked (the policy's calls into it were undefined under -z defs): the
+    policy builds, runs, and UBSan names its out-of-bounds read."""
+    path = policy_file(tmp_path, renamed("rr-bug"), TICK_OUT_OF_BOUNDS, filename="bounds.c")
+    r = run_a_hog(path, tmp_path, ["-fsanitize=undefined"])
+    line = line_of(path, "  if (ticks_seen[cpu + 2] == 12345) return;")
+    assert f"{path}:{line}:" in r.stderr and "runtime error: index 2 out of bounds" in r.stderr, \
+        r.stderr[-2000:]
+
+
+def test_sanitize_builds_with_asan_and_ubsan_under_a_cache_key_of_its_own(tmp_path):
+    plain, sanitized = ps.build._commands((), False), ps.build._commands((), True)
+    assert set(ps.build.SANITIZE_CFLAGS) <= set(sanitized[0])
+    assert not [f for f in plain[0] + plain[1][1] if f.startswith("-fsanitize")]
+    # the runtimes are linked too
+    assert "-fsanitize=address,undefined" in sanitized[1][1]
+    assert "-fsanitize=address" in ps.build._commands(("-fsanitize=address",))[1][1]
+    source = ps.build.PolicySource("round_robin", EXAMPLE, b"int x;", ())
+    assert ps.build._key(source, plain) != ps.build._key(source, sanitized)
+
+
+@pytest.mark.skipif(ps.build._asan_loaded(), reason="AddressSanitizer's runtime is loaded here")
+@pytest.mark.parametrize("how", [{"sanitize": True}, {"extra_cflags": ["-fsanitize=address"]}],
+                         ids=["sanitize", "extra_cflags"])
+def test_asan_is_refused_where_its_runtime_is_not_loaded(tmp_path, cache, how):
+    """Loading a library built with ASan into a process without its runtime
+    would abort the process: it is refused, before anything is built."""
+    built = sorted(os.listdir(cache)) if cache.exists() else []
+    with pytest.raises(ps.ConfigError, match=r"round_robin.c: a policy built with AddressSanitizer "
+                                             r"\((sanitize=True|-fsanitize=address)\) can only be "
+                                             r"loaded where its runtime is: install pysched's "
+                                             r"sanitizer build \(PYSCHED_SANITIZE=1\)"):
+        ps.build_policy(policy_file(tmp_path), **how)
+    assert (sorted(os.listdir(cache)) if cache.exists() else []) == built
+
+
+@pytest.mark.skipif(not ps.build.SANITIZE, reason="pysched's sanitizer build is not installed")
+def test_under_the_sanitizer_build_a_policy_is_built_with_asan_too(tmp_path):
+    """CI's second run, with PYSCHED_SANITIZE=1 installed and libasan
+    preloaded: by default a policy is built with the sanitizers, and ASan
+    reports where it reads freed memory; built without (sanitize=False) it
+    runs on, unseen."""
+    path = policy_file(tmp_path, renamed("rr-bug"), INCLUDE_STDLIB, TICK_USE_AFTER_FREE,
+                       filename="freed.c")
+    caught = run_a_hog(path, tmp_path)
+    line = line_of(path, "  if (*(volatile int32_t *)freed == 12345) return;")
+    assert caught.returncode != 0
+    assert "ERROR: AddressSanitizer: heap-use-after-free" in caught.stderr, caught.stderr[-2000:]
+    assert f"in tick_rr {path}:{line}" in caught.stderr
+    unseen = run_a_hog(path, tmp_path, sanitize=False)
+    assert unseen.returncode == 0 and unseen.stdout == "ran to 100000000\n", unseen.stderr[-2000:]
