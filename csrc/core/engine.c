@@ -540,15 +540,17 @@ __attribute__((noinline, cold)) static void pick_next_refused(const psModel *m, 
  * pointer within the array and on a slot's start: a policy's NULL, stray
  * or misaligned pointer is refused before it is followed), and either c's
  * idle task or a task queued on c (state RUNNING, on_rq, cpu c) whose
- * affinity allows c.  In every build, on every switch: one range check,
- * a multiply for the slot, and a few loads from lines the switch reads
- * anyway (bench_ticks (b), (c), (h): see the README, "Your own policy in C"). */
-static inline int pick_next_ok(const psData *d, const psCpu *cpu, int c, const psTask *next) {
+ * affinity allows c -- an idle task is RUNNING, never on_rq, and its cpu
+ * and affinity are its CPU's, so one test takes both.  In every build, on
+ * every switch: a range check, a multiply for the slot's start, and four
+ * loads from the two lines of the task the switch reads next
+ * (bench_ticks (b), (c), (h): see the README, "Your own policy in C"). */
+static inline int pick_next_ok(const psData *d, int c, const psTask *next) {
   uintptr_t off = (uintptr_t)next - (uintptr_t)d->task;
   if (off >= (uintptr_t)d->ntask * sizeof(psTask) || off % sizeof(psTask)) return 0;
-  if (off == (uintptr_t)cpu->idle * sizeof(psTask)) return 1;
-  return !next->is_idle & (next->state == PS_TASK_RUNNING) & (next->on_rq != 0) &
-         (next->cpu == c) & (int)(next->cpus_allowed >> c & 1);
+  /* on_rq and is_idle are 0 or 1 (the engine's): any other value is refused */
+  if ((uint32_t)(next->cpu ^ c) | (uint32_t)next->state) return 0;
+  return (int)((uint32_t)(next->on_rq | next->is_idle) & (uint32_t)(next->cpus_allowed >> c) & 1);
 }
 
 static void schedule(const psModel *m, psData *d, int c) {
@@ -570,7 +572,7 @@ static void schedule(const psModel *m, psData *d, int c) {
   }
   psTask *next = m->hooks.pick_next(m, d, c);
   cpu->need_resched = 0;
-  if (__builtin_expect(!pick_next_ok(d, cpu, c, next), 0)) {
+  if (__builtin_expect(!pick_next_ok(d, c, next), 0)) {
     pick_next_refused(m, d, c, next);
     return;
   }
