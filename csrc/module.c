@@ -823,7 +823,9 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
  * the invariant checks under the sanitizers), however dense the events. */
 #define RUN_INSTANTS 20000
 /* under a Python policy an instant may run any amount of Python: check
- * for Ctrl-C after a few instants (the checks cost little beside hooks) */
+ * for Ctrl-C after a few instants (the checks cost little beside hooks);
+ * one that comes while a hook runs stops the run as that hook returns
+ * (py_policy.c) */
 #define RUN_INSTANTS_PY 16
 static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   READY_TO_CHANGE(self);
@@ -855,10 +857,6 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
         Py_END_ALLOW_THREADS
       }
       if (rc >= 0 && PyErr_CheckSignals()) break;
-      if (python && pyp_take_interrupt(self->pctx)) {
-        PyErr_SetNone(PyExc_KeyboardInterrupt);
-        break;
-      }
     }
     self->busy = 0;
     if (hooks_failed(self) || PyErr_Occurred()) return NULL;
