@@ -434,6 +434,8 @@ def test_ctrl_c_interrupts_a_hook_that_never_returns_after_a_grace_period(tmp_pa
 
 
 def test_a_second_ctrl_c_interrupts_a_hook_at_once(tmp_path):
+    """With a grace period of 60 s, a second Ctrl-C 0.2 s after the first
+    raises KeyboardInterrupt in the endless loop."""
     rc, seconds, lines, err = run_interrupted(tmp_path, "loop", 60.0, 2)
     assert rc == 3, err
     assert seconds < 10
@@ -441,18 +443,19 @@ def test_a_second_ctrl_c_interrupts_a_hook_at_once(tmp_path):
 
 
 def test_ctrl_c_in_a_slow_hook_stops_the_run_as_it_returns(tmp_path):
-    """Each tick takes 50 ms: the SIGINT comes during the third, which
-    finishes, and the run stops; no more than one tick may have begun
-    before the signal arrived.  (Before: 16 instants' ticks, 0.8 s.)"""
+    """Each tick takes 50 ms and the SIGINT is sent as the third begins:
+    that tick finishes, then the run stops (one or two ticks more if the
+    signal was late, no more).  (Before: the rest of 16 instants' ticks,
+    most of a second.)"""
     rc, seconds, lines, err = run_interrupted(tmp_path, "sleep", 1.0, 1, after_ticks=3)
     assert rc == 3, err
     ticks = [line for line in lines if line.startswith("tick")]
     assert len(ticks) <= 2, lines
     assert lines[len(ticks)].startswith("KeyboardInterrupt: policy hook tick was interrupted by "
                                         f"Ctrl-C at t={5 + len(ticks)}000000 ns (pid 1)"), lines
-    # after the hook returned: not inside it
-    assert "tick" not in lines[len(ticks) + 1]
-    assert seconds < 0.5
+    # raised after the hook returned: no frame of it
+    assert "tick" not in lines[len(ticks) + 1].split()
+    assert seconds < 2
 
 
 # ---- the decaying sleep credit toy ----
