@@ -12,6 +12,19 @@
 #include "py_policy.h"
 #include "pysched.h"
 
+/* 1 in the sanitizer build (PYSCHED_SANITIZE=1: AddressSanitizer and
+ * UBSan), where pysched.build_policy builds a policy library so too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PS_SANITIZE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PS_SANITIZE 1
+#endif
+#endif
+#ifndef PS_SANITIZE
+#define PS_SANITIZE 0
+#endif
+
 /* A policy library loaded at run time (pysched.build_policy).  It is never
  * unloaded: every simulator made from it, and every copy of one, points
  * into it. */
@@ -587,9 +600,11 @@ static int sim_unavailable(SimObject *self) {
   if (sim_unavailable(self)) return NULL
 
 /* A call that changes the state or runs hooks: refused once a Python
- * policy's hook failed (the state may be half-updated; reading is fine). */
+ * policy's hook failed, or a C policy's broke the hooks' contract
+ * (PS_FAILED_POLICY): the state may be half-updated; reading is fine. */
 static int sim_broken(SimObject *self) {
   const char *where = self->pctx ? pyp_failure(self->pctx) : NULL;
+  if (!where && self->d.failed == PS_FAILED_POLICY) where = self->d.errmsg;
   if (!where) return 0;
   PyErr_Format(sim_state(self)->state_error, "the simulator stopped in a failed policy hook and "
                "cannot go on (%s); read its results, or continue from a copy made before", where);
@@ -808,7 +823,9 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
  * the invariant checks under the sanitizers), however dense the events. */
 #define RUN_INSTANTS 20000
 /* under a Python policy an instant may run any amount of Python: check
- * for Ctrl-C after a few instants (the checks cost little beside hooks) */
+ * for Ctrl-C after a few instants (the checks cost little beside hooks);
+ * one that comes while a hook runs stops the run as that hook returns
+ * (py_policy.c) */
 #define RUN_INSTANTS_PY 16
 static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   READY_TO_CHANGE(self);
@@ -840,16 +857,13 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
         Py_END_ALLOW_THREADS
       }
       if (rc >= 0 && PyErr_CheckSignals()) break;
-      if (python && pyp_take_interrupt(self->pctx)) {
-        PyErr_SetNone(PyExc_KeyboardInterrupt);
-        break;
-      }
     }
     self->busy = 0;
     if (hooks_failed(self) || PyErr_Occurred()) return NULL;
   }
   if (rc < 0) {
-    PyErr_SetString(sim_state(self)->state_error, err);
+    module_state *st = sim_state(self);
+    PyErr_SetString(self->d.failed == PS_FAILED_POLICY ? st->policy_error : st->state_error, err);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -1306,9 +1320,9 @@ static int module_exec(PyObject *mod) {
   st->invariant_error = new_error(mod, "InvariantError", st->error, PyExc_AssertionError,
                                   "A scheduler or engine invariant does not hold (check()).");
   st->policy_error = new_error(mod, "PolicyError", st->error, PyExc_RuntimeError,
-                               "A Python policy's hook raised or returned what the engine "
-                               "cannot use; the message names the hook, the time and the "
-                               "task, the cause is the hook's own exception.");
+                               "A policy's hook raised or returned what the engine cannot "
+                               "use; the message names the hook and the time, a Python "
+                               "hook's exception is the cause.");
   if (!st->config_error || !st->state_error || !st->invariant_error || !st->policy_error) return -1;
   if (pyp_add_types(mod, st->state_error)) return -1;
   st->sim_type = PyType_FromModuleAndSpec(mod, &Sim_spec, NULL);
@@ -1316,6 +1330,7 @@ static int module_exec(PyObject *mod) {
   if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
   if (PyModule_AddIntConstant(mod, "MAX_CPUS", PS_MAX_CPUS) < 0) return -1;
   if (PyModule_AddIntConstant(mod, "ABI_VERSION", PS_ABI_VERSION) < 0) return -1;
+  if (PyModule_AddIntConstant(mod, "SANITIZE", PS_SANITIZE) < 0) return -1;
   return 0;
 }
 

@@ -10,9 +10,22 @@
  * instead of reading freed memory) and runqueues as Runqueue views.  A hook
  * that raises, or returns what the engine cannot use, fails the step with
  * a message naming the hook, the time and the task; the exception is kept
- * and raised by the binding as the cause of a PolicyError. */
+ * and raised by the binding as the cause of a PolicyError.
+ *
+ * Ctrl-C (pysched.policy's SIGINT handler, installed for a run, asks
+ * Context.sigint what to do): while no hook runs, KeyboardInterrupt at
+ * once.  A first Ctrl-C while a hook runs lets it finish, and the step
+ * fails as it returns; at a second Ctrl-C, or when the hook has not
+ * returned after a grace period (Context.interrupt_hook, from a timer,
+ * sends the main thread a SIGINT, which also ends a blocking call),
+ * KeyboardInterrupt is raised inside the hook.  Either way the step fails
+ * as at any hook's error, and the binding raises that KeyboardInterrupt
+ * itself. */
 #include "py_policy.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -280,9 +293,10 @@ typedef struct {
   /* the first hook failure of a step: the exception and where */
   PyObject *exc;
   char where[PS_ERRLEN];
-  /* Ctrl-C: while a hook runs, pysched's SIGINT handler only notes it
-   * (`pending`), so that no hook is cut short; the run stops after */
-  int in_hook, pending;
+  /* Ctrl-C: while a hook runs, pysched's SIGINT handler notes the first
+   * (`pending`), so that the hook may finish: the step fails as it returns.
+   * `grace_sent`: the grace period's SIGINT is on its way (interrupt_hook) */
+  int in_hook, pending, grace_sent;
   /* slot of the task the engine hands to migrate() now, -1 otherwise: the
    * one running task whose cpu a policy may set (a prev whose affinity
    * changed while it ran is moved in schedule(), still current) */
@@ -399,14 +413,46 @@ static void hook_failed(Context *c, int h, const psTask *t, const char *what) {
     if (!msg) PyErr_Clear();
     char task[32] = "";
     if (t) snprintf(task, sizeof task, " (pid %d)", t->pid);
-    snprintf(c->where, sizeof c->where, "policy hook %s %s at t=%lld ns%s: %s%s%.120s",
-             hook_names[h], what, (long long)c->d->now_ns, task,
-             value ? type_name(value) : "", value ? ": " : "", msg ? msg : "");
+    if (value && PyErr_GivenExceptionMatches(value, PyExc_KeyboardInterrupt))
+      snprintf(c->where, sizeof c->where, "policy hook %s was interrupted by Ctrl-C at t=%lld ns%s",
+               hook_names[h], (long long)c->d->now_ns, task);
+    else
+      snprintf(c->where, sizeof c->where, "policy hook %s %s at t=%lld ns%s: %s%s%.120s",
+               hook_names[h], what, (long long)c->d->now_ns, task,
+               value ? type_name(value) : "", value ? ": " : "", msg ? msg : "");
     Py_XDECREF(s);
   } else {
     Py_XDECREF(value);
   }
   ps_fail(c->d, "%s", c->where);
+}
+
+/* Run hook h's function on argv (the instance first, n in all): its
+ * result, or NULL with the error set.  A Ctrl-C noted while it ran
+ * (`pending`), or a signal whose handler raises once it has returned (the
+ * handlers run here, not a few instants later), turns its result into a
+ * KeyboardInterrupt: the run stops after the hook that was running. */
+static PyObject *invoke(Context *c, int h, PyObject *const *argv, size_t n) {
+  c->in_hook++;
+  PyObject *r = PyObject_Vectorcall(c->def->funcs[h], argv, n, NULL);
+  c->in_hook--;
+  if (c->in_hook) return r;
+  int interrupted = c->pending;
+  c->pending = 0;
+  if (r) {
+    if (PyErr_CheckSignals() || interrupted) {
+      Py_CLEAR(r);
+      if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    }
+  } else if (c->grace_sent) {
+    /* the hook raised before the grace period's SIGINT reached the
+     * handler: it is taken here (and dropped), not after the run */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (PyErr_CheckSignals()) PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+  }
+  return r;
 }
 
 /* Call hook h with the instance and n arguments (stolen; NULL means an
@@ -416,9 +462,7 @@ static PyObject *call(Context *c, int h, const psTask *subject, PyObject **args,
   argv[0] = c->inst;
   int ok = 1;
   for (int k = 0; k < n; k++) ok &= (argv[k + 1] = args[k]) != NULL;
-  c->in_hook++;
-  PyObject *r = ok ? PyObject_Vectorcall(c->def->funcs[h], argv, (size_t)n + 1, NULL) : NULL;
-  c->in_hook--;
+  PyObject *r = ok ? invoke(c, h, argv, (size_t)n + 1) : NULL;
   for (int k = 0; k < n; k++) Py_XDECREF(args[k]);
   if (!r) hook_failed(c, h, subject, "raised");
   return r;
@@ -582,16 +626,19 @@ static void a_migrate(const psModel *m, psData *d, psTask *p, int dest) {
 }
 
 /* check() raises (an AssertionError, say) when an invariant of the
- * policy's own state fails: that is a broken invariant, not a failed step. */
+ * policy's own state fails: that is a broken invariant, not a failed step.
+ * Ctrl-C while it runs fails the step, as in any other hook. */
 static int a_check(const psModel *m, const psData *d, char *err, int errlen) {
   Context *c = CTX(m);
   if (!c || c->exc) return 0;
   PyObject *argv[] = {c->inst};
-  c->in_hook++;
-  PyObject *r = PyObject_Vectorcall(c->def->funcs[H_CHECK], argv, 1, NULL);
-  c->in_hook--;
+  PyObject *r = invoke(c, H_CHECK, argv, 1);
   if (r) {
     Py_DECREF(r);
+    return 0;
+  }
+  if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+    hook_failed(c, H_CHECK, NULL, "raised");
     return 0;
   }
   PyObject *type, *value, *tb;
@@ -644,7 +691,7 @@ PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d) {
   c->nviews = 0;
   c->exc = NULL;
   c->where[0] = 0;
-  c->in_hook = c->pending = 0;
+  c->in_hook = c->pending = c->grace_sent = 0;
   c->moving = -1;
   c->rqs = PyMem_Calloc((size_t)m->ncpu, sizeof(PyObject *));
   PyObject_GC_Track(c);
@@ -674,13 +721,6 @@ void pyp_detach(PyObject *ctx) {
 
 PyObject *pyp_instance(PyObject *ctx) { return ((Context *)ctx)->inst; }
 
-int pyp_take_interrupt(PyObject *ctx) {
-  Context *c = (Context *)ctx;
-  int p = c->pending;
-  c->pending = 0;
-  return p;
-}
-
 const char *pyp_failure(PyObject *ctx) {
   Context *c = (Context *)ctx;
   return c->exc ? c->where : NULL;
@@ -689,6 +729,19 @@ const char *pyp_failure(PyObject *ctx) {
 int pyp_raise_failure(PyObject *ctx, PyObject *policy_error) {
   Context *c = (Context *)ctx;
   if (!c || !c->exc) return 0;
+  if (PyErr_GivenExceptionMatches(c->exc, PyExc_KeyboardInterrupt)) {
+    /* Ctrl-C: the KeyboardInterrupt itself (raised inside the hook, its
+     * traceback through it), saying where the run stopped */
+    PyObject *args = Py_BuildValue("(N)", PyUnicode_FromFormat("%s; the simulator cannot go on",
+                                                                c->where));
+    if (args) {
+      PyObject_SetAttrString(c->exc, "args", args);
+      Py_DECREF(args);
+    }
+    PyErr_Clear();
+    PyErr_SetObject((PyObject *)Py_TYPE(c->exc), c->exc);
+    return -1;
+  }
   PyObject *msg = PyUnicode_FromString(c->where);
   PyObject *e = msg ? PyObject_CallOneArg(policy_error, msg) : NULL;
   Py_XDECREF(msg);
@@ -794,11 +847,41 @@ static PyObject *Context_tasks(Context *c, PyObject *noargs) {
 }
 
 /* sigint(): what pysched's SIGINT handler does during a Python policy's
- * run: inside a hook, note the interrupt for the end of the piece of run
- * (returns False); outside, return True (the handler raises). */
+ * run.  True: raise KeyboardInterrupt -- no hook runs, or one does and
+ * this is a second Ctrl-C or the grace period's signal.  False: a first
+ * Ctrl-C while a hook runs, noted; the hook may finish (the handler starts
+ * the grace period's timer).  None: the grace period's signal, come after
+ * its hook returned; nothing to do. */
 static PyObject *Context_sigint(Context *c, PyObject *noargs) {
-  if (c->in_hook) c->pending = 1;
-  return PyBool_FromLong(!c->in_hook);
+  if (c->in_hook && !c->pending) {
+    c->pending = 1;
+    Py_RETURN_FALSE;
+  }
+  if (!c->in_hook && c->grace_sent) {
+    c->grace_sent = 0;
+    Py_RETURN_NONE;
+  }
+  c->grace_sent = 0;
+  Py_RETURN_TRUE;
+}
+
+/* interrupt_hook(thread): the grace period after a first Ctrl-C is over
+ * (pysched.policy's timer, in another thread).  If the hook it came in
+ * still runs, send thread (the main thread, where it runs: its ident) a
+ * SIGINT, which ends a blocking call there and makes the handler raise
+ * inside the hook.  The check and the signal are made holding the GIL, so
+ * the hook cannot return between them.  Returns whether it sent one. */
+static PyObject *Context_interrupt_hook(Context *c, PyObject *arg) {
+  unsigned long thread = PyLong_AsUnsignedLong(arg);
+  if (thread == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+  if (!c->in_hook || !c->pending || c->grace_sent) Py_RETURN_FALSE;
+  int err = pthread_kill((pthread_t)thread, SIGINT);
+  if (err) {
+    errno = err;
+    return PyErr_SetFromErrno(PyExc_OSError);
+  }
+  c->grace_sent = 1;
+  Py_RETURN_TRUE;
 }
 
 /* log_event(kind, cpu, task, other, prio, value): one event of the policy's
@@ -872,7 +955,9 @@ static PyMethodDef Context_methods[] = {
     {"resched", (PyCFunction)Context_resched, METH_O, "resched(cpu): set need_resched"},
     {"rq", (PyCFunction)Context_rq, METH_O, "rq(cpu) -> Runqueue view of cpu's fields"},
     {"tasks", (PyCFunction)Context_tasks, METH_NOARGS, "live tasks, pid order"},
-    {"sigint", (PyCFunction)Context_sigint, METH_NOARGS, "Ctrl-C during a run: defer or raise"},
+    {"sigint", (PyCFunction)Context_sigint, METH_NOARGS, "Ctrl-C during a run: raise, defer or not"},
+    {"interrupt_hook", (PyCFunction)Context_interrupt_hook, METH_O,
+     "interrupt_hook(thread): the grace period is over: SIGINT to thread if the hook still runs"},
     {"log_event", (PyCFunction)(void (*)(void))Context_log_event, METH_FASTCALL,
      "log_event(kind, cpu, task, other, prio, value): a policy event in the event log"},
     {NULL},

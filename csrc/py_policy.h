@@ -36,11 +36,9 @@ const char *pyp_failure(PyObject *ctx);
 
 /* After a call that may have run hooks: if a hook raised, set a PolicyError
  * (`policy_error`) whose cause is the hook's exception, naming the hook, the
- * time and the task, and return -1; else 0. */
+ * time and the task, and return -1; else 0.  A hook stopped by Ctrl-C
+ * raises its KeyboardInterrupt itself, naming them. */
 int pyp_raise_failure(PyObject *ctx, PyObject *policy_error);
-
-/* 1 (once) if a Ctrl-C arrived while a hook ran: the run must stop now. */
-int pyp_take_interrupt(PyObject *ctx);
 
 /* The policy instance attached through ctx (borrowed). */
 PyObject *pyp_instance(PyObject *ctx);

@@ -20,7 +20,12 @@ Python policy is registered as, is refused.
 
 A Simulator of such a preset carries its library's source when pickled, so
 that a fresh process (a sweep worker) rebuilds or reloads it on unpickling.
+
+Under pysched's sanitizer build (PYSCHED_SANITIZE=1, ``SANITIZE``) a
+library is built with AddressSanitizer and UBSan too (``sanitize=``), so
+that a policy's own memory errors are reported where they happen.
 """
+import ctypes
 import hashlib
 import os
 import re
@@ -36,6 +41,13 @@ from . import _core, registry
 from . import policy as _python_policy
 
 ABI_VERSION = _core.ABI_VERSION
+# pysched's _core was built with AddressSanitizer and UBSan (PYSCHED_SANITIZE=1)
+SANITIZE = bool(_core.SANITIZE)
+# what build_policy(sanitize=True) adds to the compiler's flags: the
+# sanitizers of pysched's own sanitizer build (setup.py), with the frames
+# and lines their reports name
+SANITIZE_CFLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                   "-fno-omit-frame-pointer", "-g")
 
 PolicyLibrary = namedtuple("PolicyLibrary", "name source path presets")
 PolicyLibrary.__doc__ = """A loaded policy library: its name, the C file it
@@ -57,11 +69,14 @@ class PolicyBuildError(_core.Error):
 @dataclass(frozen=True)
 class PolicySource:
     """What a policy library is built from.  It travels with a pickled
-    Simulator, so that another process can build the same library."""
+    Simulator, so that another process can build the same library; one
+    built with the sanitizers is built so there only if that process can
+    load it (build_policy's sanitize=None: as its pysched was built)."""
     name: str
     path: str
     text: bytes
     extra_cflags: tuple
+    sanitize: object = None
 
 
 @dataclass(frozen=True)
@@ -96,14 +111,33 @@ def cache_dir():
         os.path.expanduser("~"), ".cache", "pysched", "policies")
 
 
-def _commands(extra_cflags):
+def _asan_loaded():
+    """Whether AddressSanitizer's runtime is in this process (pysched's
+    sanitizer build needs it preloaded): a library built with it can only
+    be loaded then -- otherwise the runtime aborts the process."""
+    try:
+        ctypes.CDLL(None).__asan_init
+        return True
+    except AttributeError:
+        return False
+
+
+def _sanitizer_flags(flags):
+    """The -fsanitize= flags among a compile command's, which its link
+    command needs too (the sanitizers' runtimes): without them -z defs
+    finds the instrumentation's calls undefined."""
+    return [f for f in flags if f.startswith("-fsanitize=")]
+
+
+def _commands(extra_cflags, sanitize=False):
     """The compile command (without its input and output), and the link
     command's parts before and after the object, from the flags that built
-    Python."""
+    Python; with sanitize, SANITIZE_CFLAGS added."""
     cv = sysconfig.get_config_vars()
+    extra = (*(SANITIZE_CFLAGS if sanitize else ()), *extra_cflags)
     compile_ = (shlex.split(cv.get("CC") or "cc") + shlex.split(cv.get("CFLAGS") or "")
                 + shlex.split(cv.get("CCSHARED") or "")
-                + ["-O2", "-fvisibility=hidden", "-I", include_dir(), *extra_cflags])
+                + ["-O2", "-fvisibility=hidden", "-I", include_dir(), *extra])
     # The engine functions a policy calls (ps_log_event, ps_fail ...) are
     # those of the _core extension already in the process.  The library is
     # linked against that very file: -z defs then reports a call to a
@@ -115,7 +149,7 @@ def _commands(extra_cflags):
     # kept in step with engine_internal.h by hand.  The path of _core is part
     # of the cache key, as the library names it.
     link = (shlex.split(cv.get("LDSHARED") or "cc -shared"),
-            [os.path.realpath(_core.__file__), "-lm", "-Wl,-z,defs"])
+            [os.path.realpath(_core.__file__), "-lm", "-Wl,-z,defs", *_sanitizer_flags(extra)])
     return compile_, link
 
 
@@ -181,9 +215,28 @@ def _same_file(path, text):
         return False
 
 
+def _sanitize(source):
+    """Whether source's library is built with SANITIZE_CFLAGS: as asked,
+    or as pysched was built."""
+    return SANITIZE if source.sanitize is None else source.sanitize
+
+
+def _check_loadable(source):
+    """A library with AddressSanitizer is refused before it is built where
+    its runtime is not loaded: loading it would abort the process."""
+    flags = [*(SANITIZE_CFLAGS if _sanitize(source) else ()), *source.extra_cflags]
+    if any("address" in f for f in _sanitizer_flags(flags)) and not _asan_loaded():
+        raise _core.ConfigError(
+            f"{source.path}: a policy built with AddressSanitizer "
+            f"({'sanitize=True' if _sanitize(source) else ' '.join(_sanitizer_flags(flags))}) "
+            "can only be loaded where its runtime is: install pysched's sanitizer build "
+            "(PYSCHED_SANITIZE=1) and preload libasan (README, \"Sanitizer build\")")
+
+
 def _load(source):
     """The library of source, built if need be and loaded (inactive if new)."""
-    commands = _commands(source.extra_cflags)
+    _check_loadable(source)
+    commands = _commands(source.extra_cflags, _sanitize(source))
     key = _key(source, commands)
     lib = _loaded.get(key)
     if lib is None:
@@ -211,17 +264,22 @@ def _activate(lib):
     registry._param_table.cache_clear()
 
 
-def build_policy(path, name=None, extra_cflags=()):
+def build_policy(path, name=None, extra_cflags=(), sanitize=None):
     """Compile the C policy file `path` (or find it built), load it and
     register its presets; returns a PolicyLibrary.  `name` names the
     library (default: the file's stem); building under a name again
     replaces that library's presets.  `extra_cflags` are added to the
-    compiler's flags (e.g. ["-DDEBUG"]).
+    compiler's flags (e.g. ["-DDEBUG"]); -fsanitize= flags among them to
+    the linker's too.  `sanitize`: build with AddressSanitizer and UBSan
+    (SANITIZE_CFLAGS), as pysched's sanitizer build is; None (default):
+    so if pysched was built so (SANITIZE).
 
     Raises PolicyBuildError with the compiler's message when the file does
     not compile or link, and ConfigError when the library is refused: built
-    for another ABI, malformed tables, or a preset name taken by a built-in
-    preset or another library."""
+    for another ABI, malformed tables, a preset name taken by a built-in
+    preset or another library, or AddressSanitizer asked for where its
+    runtime is not loaded (pysched's release build without libasan
+    preloaded)."""
     path = os.fspath(path)
     if not isinstance(path, str):
         path = os.fsdecode(path)
@@ -233,9 +291,11 @@ def build_policy(path, name=None, extra_cflags=()):
     if isinstance(extra_cflags, (str, bytes)) or not all(
             isinstance(f, str) for f in extra_cflags):
         raise TypeError(f"extra_cflags must be a list of str, not {extra_cflags!r}")
+    if sanitize not in (None, True, False):
+        raise TypeError(f"sanitize must be True, False or None, not {sanitize!r}")
     with open(path, "rb") as f:
         text = f.read()
-    source = PolicySource(name, os.path.abspath(path), text, tuple(extra_cflags))
+    source = PolicySource(name, os.path.abspath(path), text, tuple(extra_cflags), sanitize)
     with _lock:
         lib = _load(source)
         _activate(lib)

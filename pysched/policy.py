@@ -63,6 +63,8 @@ value), ``task_fields`` and ``rq_fields`` (names of int64 fields, shown in
 prio) and ``hz`` (the default HZ).
 """
 import copy
+import signal
+import threading
 from collections import namedtuple
 
 from . import _core
@@ -75,6 +77,10 @@ Param.__doc__ = """A parameter of a Python policy: default, allowed range
 and follows HZ as the kernel's ``2*HZ`` do."""
 
 MANDATORY = ("task_spawn", "wakeup", "deactivate", "pick_next")
+
+# After a first Ctrl-C while a hook runs, the seconds the hook may go on
+# before KeyboardInterrupt is raised inside it
+SIGINT_GRACE_S = 1.0
 
 # the event kinds a policy logs itself (Policy.log_event), by code
 POLICY_EVENTS = ("prio", "expire", "backboost", "array_switch", "starving")
@@ -178,6 +184,44 @@ class Policy:
         new = type(self).__new__(type(self))
         new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return new
+
+
+def _run_interruptibly(ctx, how, arg):
+    """how(arg), a run of the simulator that ctx attaches a policy to, in
+    the main thread, under pysched's SIGINT handler.  A Ctrl-C while no
+    hook runs raises KeyboardInterrupt at once (between two pieces of run:
+    the simulator can go on).  One while a hook runs lets the hook finish:
+    the run stops as it returns.  A second Ctrl-C, or SIGINT_GRACE_S
+    seconds without the hook returning (a loop, a blocking read), raises
+    KeyboardInterrupt inside the hook.  A run stopped in a hook raises
+    that KeyboardInterrupt, naming the hook and the time, and the
+    simulator is marked failed as after any hook's error: the hook's, or
+    its instant's, work is half done."""
+    main = threading.main_thread().ident
+    timers = []
+
+    def grace_over():
+        ctx.interrupt_hook(main)
+
+    def sigint(signum, frame):
+        act = ctx.sigint()
+        if act:
+            raise KeyboardInterrupt
+        if act is False:   # the first, in a hook: its grace period begins
+            timer = threading.Timer(SIGINT_GRACE_S, grace_over)
+            timer.daemon = True
+            timers.append(timer)
+            timer.start()
+
+    previous = signal.signal(signal.SIGINT, sigint)
+    try:
+        return how(arg)
+    finally:
+        for timer in timers:
+            timer.cancel()
+            timer.join()
+        # None: a handler not set from Python, which signal cannot put back
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
 
 def definition(cls):

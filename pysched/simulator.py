@@ -2,7 +2,6 @@
 import copy
 import functools
 import os
-import signal
 import threading
 
 import numpy as np
@@ -15,7 +14,7 @@ from ._lookup import pid_named
 from ._suggest import did_you_mean
 from .codes import SCHED_POLICIES, TASK_STATES
 from .program import FORK, POLICIES, POST, WAIT, Program, _check_channel, _check_rt_priority
-from .policy import definition
+from .policy import _run_interruptibly, definition
 from .registry import _simulator_info, check_params, policy_info, resolve
 
 RECORD_LEVELS = ("counters", "events", "series")
@@ -356,23 +355,12 @@ class Simulator:
             self._advance(self._core.step, ticks)
 
     def _advance(self, how, arg):
-        """Run the core; under a Python policy, a Ctrl-C that arrives while
-        a hook runs waits for the hook to finish (a hook cut short would
-        leave its state half-updated), then stops the run."""
+        """Run the core; under a Python policy, a Ctrl-C stops the run after
+        the running hook, or inside it if it does not return
+        (pysched.policy._run_interruptibly)."""
         if self._policy is None or threading.current_thread() is not threading.main_thread():
             return how(arg)
-        ctx = self._policy._ctx
-
-        def sigint(signum, frame):
-            if ctx.sigint():
-                raise KeyboardInterrupt
-
-        previous = signal.signal(signal.SIGINT, sigint)
-        try:
-            return how(arg)
-        finally:
-            # None: a handler not set from Python, which signal cannot put back
-            signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+        return _run_interruptibly(self._policy._ctx, how, arg)
 
     @property
     def now_ns(self):

@@ -3,14 +3,18 @@ from the example experiments/policies/round_robin.c (a copy in a temporary
 directory, or an edited copy), they run like built-in presets -- fair shares,
 invariants, copies, pickles across processes, sweeps -- and a file that does
 not compile, a library of another ABI or a preset name already taken is
-refused with a message that names it."""
+refused with a message that names it, as is, with a PolicyError, a
+pick_next that returns what the engine cannot run."""
 import functools
 import importlib
 import multiprocessing
 import os
 import pickle
+import re
 import shlex
 import shutil
+import subprocess
+import sys
 import sysconfig
 from concurrent.futures import ProcessPoolExecutor
 
@@ -372,6 +376,111 @@ def test_a_trusted_policy_whose_answer_changes_fails_with_debug_checks(tmp_path)
     assert "rr-fickle" not in ps.presets()
 
 
+# The example's pick_next, which the policies below replace from jiffy 5 on.
+PICK_NEXT = ("  int32_t head = cpu_rq(m, d, cpu)->head;\n"
+             "  return head == NONE ? &d->task[d->cpu[cpu].idle] : &d->task[head];")
+
+
+def picks_from_jiffy_5(bad):
+    """The edit after which pick_next returns what `bad` returns (C statements
+    ending in a return, or falling through to the example's choice) from
+    jiffy 5 on."""
+    return (PICK_NEXT, "  if (d->jiffies >= 5) {\n" + bad + "\n  }\n" + PICK_NEXT)
+
+
+def run_until_the_policy_fails(path, preset):
+    """In a worker: two hogs and a sleeper pinned to CPU 0, a sleeper pinned
+    to CPU 1, for a second under the preset path declares.  Returns what the
+    run raised, type and message, with the time it stopped at; what each
+    call that would go on raises; and whether the results stay readable."""
+    ps.build_policy(path)
+    sim = ps.Simulator(preset, cpus=2, seed=1)
+    for cpu, program in ((0, ps.programs.cpu_hog()), (0, ps.programs.cpu_hog()),
+                         (0, ps.programs.interactive(1, 3)), (1, ps.programs.interactive(1, 3))):
+        sim.spawn(program, cpu=cpu, cpus_allowed=[cpu])
+    try:
+        sim.run(seconds=1)
+        raised = None
+    except Exception as e:
+        raised = (type(e).__name__, str(e), sim.now_ns)
+    refused = []
+    for call in (lambda: sim.run(seconds=1), lambda: sim.spawn(ps.programs.cpu_hog()),
+                 lambda: sim.renice(1, 5), lambda: sim.copy(), lambda: pickle.dumps(sim)):
+        try:
+            call()
+            refused.append(None)
+        except Exception as e:
+            refused.append((type(e).__name__, str(e)))
+    return raised, refused, int(sim.stats()["cpu_ns"].sum())
+
+
+@pytest.fixture(scope="module")
+def worker():
+    """A fresh interpreter for policies that break the hooks' contract: their
+    presets stay out of this one's ps.presets() (a test that runs every
+    preset would meet them), and where the engine followed what such a
+    policy returned, the worker crashed, not the tests."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
+
+
+@pytest.mark.parametrize("name,bad,returned", [
+    ("null", "    return NULL;", "NULL"),
+    ("far", "    return &d->task[0] + 100000;",
+     r"0x[0-9a-f]+, which is not a task of this simulator \(its 6 are at 0x[0-9a-f]+\)"),
+    ("static", "    static psTask elsewhere;\n    return &elsewhere;",
+     r"0x[0-9a-f]+, which is not a task of this simulator \(its 6 are at 0x[0-9a-f]+\)"),
+    ("inside", "    int32_t head = cpu_rq(m, d, cpu)->head;\n"
+     "    if (head != NONE) return (psTask *)((char *)&d->task[head] + 8);",
+     r"0x[0-9a-f]+, which points into task slot [2-5], 8 bytes past its start"),
+    ("asleep", "    for (int32_t i = m->ncpu; i < d->ntask; i++)\n"
+     "      if (d->task[i].state == PS_TASK_INTERRUPTIBLE) return &d->task[i];",
+     r"pid [34], which is asleep \(state 1\)"),
+    ("other", "    int32_t tail = cpu_rq(m, d, 0)->tail;\n"
+     "    if (cpu == 1 && tail != NONE) return &d->task[tail];",
+     r"pid [1-3], which is queued on cpu 0"),
+    ("idle0", "    if (cpu == 1) return &d->task[d->cpu[0].idle];", "the idle task of cpu 0"),
+], ids=["NULL", "far past the tasks", "outside the tasks", "inside a task", "asleep",
+        "another cpu's", "another cpu's idle"])
+def test_pick_next_returning_what_cannot_run_is_a_policy_error(tmp_path, worker, name, bad,
+                                                               returned):
+    """What pick_next returns is checked before it is used, in every build:
+    on today's engine the first three crashed the interpreter, and the
+    others switched to what they returned without a word (debug checks
+    off).  The step fails naming the policy, the hook, the CPU and the time;
+    the interpreter goes on, reading the results is fine, going on is refused."""
+    preset = f"rr-pick-{name}"
+    path = policy_file(tmp_path, renamed(preset), picks_from_jiffy_5(bad),
+                       filename=f"{preset}.c")
+    raised, refused, cpu_ns = worker.submit(run_until_the_policy_fails, path, preset).result()
+    assert raised is not None, "the run did not fail"
+    kind, message, stopped = raised
+    assert kind == "PolicyError"
+    assert re.fullmatch(r"policy round-robin: pick_next on cpu [01] at t=(\d+) ns returned " +
+                        returned, message), message
+    assert 5_000_000 <= stopped == int(re.search(r"t=(\d+) ns", message)[1]) < 1_000_000_000
+    assert cpu_ns > 0
+    for r in refused:
+        assert r is not None and r[0] == "StateError", r
+        assert r[1].startswith("the simulator stopped in a failed policy hook and cannot go on "
+                               "(policy round-robin: pick_next on cpu")
+
+
+def test_pick_next_of_a_task_outside_its_affinity_is_a_policy_error(tmp_path, worker):
+    """A policy that wakes every task on the last CPU, whatever its affinity:
+    the sleeper pinned to CPU 0 is queued on CPU 1, which picks it (today's
+    engine ran it there)."""
+    wakeup = ("static int wakeup_rr(const psModel *m, psData *d, psTask *p, psTask *waker, "
+              "int sync) {\n")
+    path = policy_file(tmp_path, renamed("rr-affinity"),
+                       (wakeup, wakeup + "  p->cpu = m->ncpu - 1;\n"), filename="affinity.c")
+    raised, refused, _ = worker.submit(run_until_the_policy_fails, path, "rr-affinity").result()
+    assert raised is not None and raised[0] == "PolicyError"
+    assert re.fullmatch(r"policy round-robin: pick_next on cpu 1 at t=\d+ ns returned pid 3, "
+                        r"whose affinity \(0x1\) excludes cpu 1", raised[1]), raised[1]
+    assert all(r is not None and r[0] == "StateError" for r in refused), refused
+
+
 def test_a_preset_name_already_taken_is_refused(rr, tmp_path):
     builtin = policy_file(tmp_path, renamed("linux-2.5.65"), filename="clash_builtin.c")
     with pytest.raises(ps.ConfigError, match="clash_builtin.c declares preset 'linux-2.5.65', "
@@ -419,3 +528,96 @@ def test_a_bad_library_name_or_flags_are_refused(tmp_path):
         ps.build_policy(EXAMPLE, name="no/slash")
     with pytest.raises(TypeError, match="extra_cflags must be a list of str"):
         ps.build_policy(EXAMPLE, extra_cflags="-O3")
+    with pytest.raises(TypeError, match="sanitize must be True, False or None, not 'yes'"):
+        ps.build_policy(EXAMPLE, sanitize="yes")
+
+
+# ---- sanitizers ----
+
+INCLUDE_STDLIB = ("#include <stdio.h>\n", "#include <stdio.h>\n#include <stdlib.h>\n")
+TICK = "static void tick_rr(const psModel *m, psData *d, int cpu) {\n"
+# a tick that reads past the end of an array, and one that reads freed memory
+# (volatile: the compiler keeps the reads)
+TICK_OUT_OF_BOUNDS = (TICK, "static volatile int32_t ticks_seen[2];\n\n" + TICK +
+                      "  if (ticks_seen[cpu + 2] == 12345) return;\n")
+TICK_USE_AFTER_FREE = (TICK, TICK + "  int32_t *volatile freed = malloc(sizeof(int32_t));\n"
+                       "  free(freed);\n"
+                       "  if (*(volatile int32_t *)freed == 12345) return;\n")
+
+RUN_A_HOG = """
+import sys
+import pysched as ps
+ps.build_policy(sys.argv[1], extra_cflags=sys.argv[2:], sanitize={sanitize})
+sim = ps.Simulator("rr-bug")
+sim.spawn(ps.programs.cpu_hog())
+sim.run(seconds=0.1)
+print("ran to", sim.now_ns)
+"""
+
+
+def run_a_hog(path, tmp_path, extra_cflags=(), sanitize=None):
+    """A hog under path's preset rr-bug for 0.1 s, in a new interpreter (a
+    sanitizer's report may end it; the preset stays out of this one's
+    presets()) run outside the source tree, with this one's environment
+    (the cache, and in CI's sanitizer stage the preloaded runtime)."""
+    return subprocess.run([sys.executable, "-c", RUN_A_HOG.format(sanitize=sanitize), str(path),
+                           *extra_cflags], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+
+
+def line_of(path, text):
+    return path.read_text().splitlines().index(text) + 1
+
+
+def test_sanitizer_flags_in_extra_cflags_are_linked_too(tmp_path):
+    """-fsanitize=undefined needs UBSan's runtime when the library is
+    linked (the policy's calls into it were undefined under -z defs): the
+    policy builds, runs, and UBSan names its out-of-bounds read."""
+    path = policy_file(tmp_path, renamed("rr-bug"), TICK_OUT_OF_BOUNDS, filename="bounds.c")
+    r = run_a_hog(path, tmp_path, ["-fsanitize=undefined"])
+    line = line_of(path, "  if (ticks_seen[cpu + 2] == 12345) return;")
+    assert f"{path}:{line}:" in r.stderr and "runtime error: index 2 out of bounds" in r.stderr, \
+        r.stderr[-2000:]
+
+
+def test_sanitize_builds_with_asan_and_ubsan_under_a_cache_key_of_its_own(tmp_path):
+    plain, sanitized = ps.build._commands((), False), ps.build._commands((), True)
+    assert set(ps.build.SANITIZE_CFLAGS) <= set(sanitized[0])
+    assert not [f for f in plain[0] + plain[1][1] if f.startswith("-fsanitize")]
+    # the runtimes are linked too
+    assert "-fsanitize=address,undefined" in sanitized[1][1]
+    assert "-fsanitize=address" in ps.build._commands(("-fsanitize=address",))[1][1]
+    source = ps.build.PolicySource("round_robin", EXAMPLE, b"int x;", ())
+    assert ps.build._key(source, plain) != ps.build._key(source, sanitized)
+
+
+@pytest.mark.skipif(ps.build._asan_loaded(), reason="AddressSanitizer's runtime is loaded here")
+@pytest.mark.parametrize("how", [{"sanitize": True}, {"extra_cflags": ["-fsanitize=address"]}],
+                         ids=["sanitize", "extra_cflags"])
+def test_asan_is_refused_where_its_runtime_is_not_loaded(tmp_path, cache, how):
+    """Loading a library built with ASan into a process without its runtime
+    would abort the process: it is refused, before anything is built."""
+    built = sorted(os.listdir(cache)) if cache.exists() else []
+    with pytest.raises(ps.ConfigError, match=r"round_robin.c: a policy built with AddressSanitizer "
+                                             r"\((sanitize=True|-fsanitize=address)\) can only be "
+                                             r"loaded where its runtime is: install pysched's "
+                                             r"sanitizer build \(PYSCHED_SANITIZE=1\)"):
+        ps.build_policy(policy_file(tmp_path), **how)
+    assert (sorted(os.listdir(cache)) if cache.exists() else []) == built
+
+
+@pytest.mark.skipif(not ps.build.SANITIZE, reason="pysched's sanitizer build is not installed")
+def test_under_the_sanitizer_build_a_policy_is_built_with_asan_too(tmp_path):
+    """CI's second run, with PYSCHED_SANITIZE=1 installed and libasan
+    preloaded: by default a policy is built with the sanitizers, and ASan
+    reports where it reads freed memory; built without (sanitize=False) it
+    runs on, unseen."""
+    path = policy_file(tmp_path, renamed("rr-bug"), INCLUDE_STDLIB, TICK_USE_AFTER_FREE,
+                       filename="freed.c")
+    caught = run_a_hog(path, tmp_path)
+    line = line_of(path, "  if (*(volatile int32_t *)freed == 12345) return;")
+    assert caught.returncode != 0
+    assert "ERROR: AddressSanitizer: heap-use-after-free" in caught.stderr, caught.stderr[-2000:]
+    assert f"in tick_rr {path}:{line}" in caught.stderr
+    unseen = run_a_hog(path, tmp_path, sanitize=False)
+    assert unseen.returncode == 0 and unseen.stdout == "ran to 100000000\n", unseen.stderr[-2000:]

@@ -6,6 +6,8 @@ import gc
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -315,33 +317,145 @@ def test_a_simulator_and_its_policy_are_freed_together():
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                     reason="signals reach the main thread only")
-def test_ctrl_c_waits_for_the_hook_to_finish_then_stops_a_usable_simulator():
-    class Slow(RoundRobin):
-        name = "slow"
+def test_ctrl_c_in_a_hook_stops_the_run_as_the_hook_returns():
+    """The tick at 10 ms is interrupted (the process signals itself, so the
+    Ctrl-C comes inside the hook): the hook finishes its work, no hook runs
+    after it, and the run raises KeyboardInterrupt naming the hook and the
+    time.  The simulator stopped half through that instant: it refuses to
+    go on, as after any hook's error.  (Before, the run went on for 16
+    more instants' hooks, then stopped.)"""
+    class Interrupted(RoundRobin):
+        name = "interrupted"
+        calls = []
 
         def tick(self, cpu, p):
-            t = time.perf_counter()
-            while time.perf_counter() - t < 0.001:   # 1 ms of Python per tick
-                pass
+            self.calls.append(self.jiffies)
+            if self.jiffies == 10:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.01)            # the handler runs in here
             super().tick(cpu, p)
-            assert p.time_slice >= 1                 # never left half-done
+            self.calls.append("done")
 
-    sim = hogs(Slow)
-    signal.setitimer(signal.ITIMER_REAL, 0.1)
-    previous = signal.signal(signal.SIGALRM, lambda *a: os.kill(os.getpid(), signal.SIGINT))
-    t0 = time.perf_counter()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sim.run(seconds=1000)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    assert time.perf_counter() - t0 < 0.3
-    sim.check()
-    before = sim.now_ns
-    sim.run(seconds=0.01)          # not broken: it goes on
-    assert sim.now_ns == before + 10_000_000
+    sim = hogs(Interrupted)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        sim.run(seconds=1)
+    assert str(stop.value) == ("policy hook tick was interrupted by Ctrl-C at t=10000000 ns "
+                               "(pid 1); the simulator cannot go on")
+    assert Interrupted.calls[-2:] == [10, "done"]
+    assert sim.now_ns == 10_000_000 and sim.stats()["cpu_ns"].sum() == 10_000_000
+    with pytest.raises(ps.StateError, match=r"stopped in a failed policy hook and cannot go on "
+                                            r"\(policy hook tick was interrupted by Ctrl-C"):
+        sim.run(seconds=0.01)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# A Python policy whose tick, from jiffy 3, says so on stdout and then never
+# returns, or takes 50 ms; run by run_interrupted in a new interpreter.
+HOOK_THAT_HANGS = """
+import os, sys, time, traceback
+import pysched as ps
+from pysched.examples import RoundRobin
+
+how = sys.argv[1]
+ps.policy.SIGINT_GRACE_S = float(sys.argv[2])
+
+class Hangs(RoundRobin):
+    name = "hangs"
+
+    def tick(self, cpu, p):
+        if self.jiffies >= 3:
+            print("tick", self.jiffies, flush=True)
+            if how == "loop":
+                while True:
+                    pass
+            elif how == "read":
+                r, w = os.pipe()
+                os.read(r, 1)
+            else:
+                time.sleep(0.05)
+        super().tick(cpu, p)
+
+sim = ps.Simulator(Hangs)
+sim.spawn(ps.programs.cpu_hog())
+try:
+    sim.run(seconds=10)
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt:", e, flush=True)
+    print("raised in:", *[f.name for f in traceback.extract_tb(e.__traceback__)][-2:], flush=True)
+try:
+    sim.run(seconds=0.001)
+except ps.StateError as e:
+    print("StateError:", e, flush=True)
+sys.exit(3)
+"""
+
+
+def run_interrupted(tmp_path, how, grace_s, sigints, after_ticks=1, timeout=10):
+    """HOOK_THAT_HANGS in a new interpreter; once it has printed
+    `after_ticks` tick lines, `sigints` SIGINTs 0.2 s apart.  Returns its exit
+    status, the seconds from the first SIGINT to its end, and the lines it
+    printed after the first SIGINT.  Killed (SIGKILL) if it has not ended
+    `timeout` s after that: Ctrl-C could not stop it."""
+    proc = subprocess.Popen([sys.executable, "-c", HOOK_THAT_HANGS, how, str(grace_s)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        for _ in range(after_ticks):
+            line = proc.stdout.readline()
+            assert line.startswith("tick"), line + proc.stderr.read()
+        t0 = time.monotonic()
+        for k in range(sigints):
+            if k:
+                time.sleep(0.2)
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, time.monotonic() - t0, out.splitlines(), err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+@pytest.mark.parametrize("how", ["loop", "read"], ids=["endless loop", "blocking read"])
+def test_ctrl_c_interrupts_a_hook_that_never_returns_after_a_grace_period(tmp_path, how):
+    """A hook stuck in a loop or a blocking read: one Ctrl-C, and after the
+    grace period (SIGINT_GRACE_S, 1 s) KeyboardInterrupt is raised inside
+    it.  (Before, the handler only noted every Ctrl-C while a hook ran, and
+    nothing but SIGKILL ended the process.)"""
+    rc, seconds, lines, err = run_interrupted(tmp_path, how, 1.0, 1)
+    assert rc == 3, err
+    assert 0.9 < seconds < 10
+    assert lines == ["KeyboardInterrupt: policy hook tick was interrupted by Ctrl-C at t=3000000 "
+                     "ns (pid 1); the simulator cannot go on",
+                     # in the hook's frame, by pysched's SIGINT handler
+                     "raised in: tick sigint",
+                     "StateError: the simulator stopped in a failed policy hook and cannot go on "
+                     "(policy hook tick was interrupted by Ctrl-C at t=3000000 ns (pid 1)); read "
+                     "its results, or continue from a copy made before"], err
+
+
+def test_a_second_ctrl_c_interrupts_a_hook_at_once(tmp_path):
+    """With a grace period of 60 s, a second Ctrl-C 0.2 s after the first
+    raises KeyboardInterrupt in the endless loop."""
+    rc, seconds, lines, err = run_interrupted(tmp_path, "loop", 60.0, 2)
+    assert rc == 3, err
+    assert seconds < 10
+    assert lines[0].startswith("KeyboardInterrupt: policy hook tick was interrupted by Ctrl-C")
+
+
+def test_ctrl_c_in_a_slow_hook_stops_the_run_as_it_returns(tmp_path):
+    """Each tick takes 50 ms and the SIGINT is sent as the third begins:
+    that tick finishes, then the run stops (one or two ticks more if the
+    signal was late, no more).  (Before: the rest of 16 instants' ticks,
+    most of a second.)"""
+    rc, seconds, lines, err = run_interrupted(tmp_path, "sleep", 1.0, 1, after_ticks=3)
+    assert rc == 3, err
+    ticks = [line for line in lines if line.startswith("tick")]
+    assert len(ticks) <= 2, lines
+    assert lines[len(ticks)].startswith("KeyboardInterrupt: policy hook tick was interrupted by "
+                                        f"Ctrl-C at t={5 + len(ticks)}000000 ns (pid 1)"), lines
+    # raised after the hook returned: no frame of it
+    assert "tick" not in lines[len(ticks) + 1].split()
+    assert seconds < 2
 
 
 # ---- the decaying sleep credit toy ----

@@ -105,6 +105,12 @@ typedef struct psPreset {
   .formulas = P##_formulas, .nformulas = PS_NELEM(P##_formulas),                    \
   .presets = P##_presets, .npresets = PS_NELEM(P##_presets)
 
+/* psData.failed of a step that failed because the policy broke the hooks'
+ * contract (pick_next's result, below), where ps_fail sets 1: the layer
+ * above raises it as a policy's error and lets the simulator go no
+ * further, its state being half updated. */
+#define PS_FAILED_POLICY 2
+
 /* The hooks.  Mandatory: task_spawn, wakeup, deactivate, pick_next.  Any
  * other may be NULL: the model then runs the engine's default, named
  * below, so the engine never tests a hook for NULL.  Every task a hook is
@@ -156,7 +162,13 @@ typedef struct psHooks {
   void (*deactivate)(const psModel *m, psData *d, psTask *prev);
 
   /* schedule(): choose the next task of `cpu` (its idle task when nothing
-   * is runnable); may balance.  The chosen task's cpu must be `cpu`. */
+   * is runnable); may balance.  The chosen task's cpu must be `cpu`.  The
+   * engine checks the result in every build: `cpu`'s idle task, or a task
+   * of d->task (a pointer to a slot's start) that is RUNNING, on_rq, has
+   * cpu `cpu` and whose cpus_allowed has `cpu`.  Anything else -- NULL, a
+   * pointer elsewhere, a sleeper, another CPU's task -- is never followed
+   * further: the step fails with PS_FAILED_POLICY, raised as
+   * pysched.PolicyError, and the simulator goes no further. */
   psTask *(*pick_next)(const psModel *m, psData *d, int cpu);
 
   /* The timer tick of `cpu` (scheduler_tick), charged to its current task.
