@@ -1146,8 +1146,9 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     snprintf(err, errlen, "%s", d->errmsg);
     /* the error is the caller's now: a call between runs (a post from
      * Python ...) acts on the state as on any other, as it would on a
-     * snapshot of it */
-    d->failed = 0;
+     * snapshot of it -- unless a policy broke the hooks' contract, after
+     * which the state may be half-updated and the binding refuses to go on */
+    if (d->failed != PS_FAILED_POLICY) d->failed = 0;
     return -1;
   }
   return 0;
