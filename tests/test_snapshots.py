@@ -443,3 +443,19 @@ def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, 
     raw[i:i + 8] = value.to_bytes(8, "little", signed=value < 0)
     with pytest.raises(ValueError, match="damaged: .*exec_start .* out of range"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_accounting_mark_that_breaks_the_tiling_of_a_tasks_life_is_refused():
+    """cpu, wait and sleep time tile a task's life up to since_ns: a crafted
+    since_ns moved back loaded, and the next accounting gave it more CPU
+    time than there was (found by the pickle mutator)."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.programs.interactive(2, 10), name="ticker")
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    since = raw.index(b"ticker\0") - 12 + 360  # psTask: the name at 12, since_ns at 360
+    assert 0 < int.from_bytes(raw[since:since + 8], "little") <= sim.now_ns, \
+        "psTask's layout moved: update the offsets"
+    raw[since:since + 8] = (2).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: pid 1's counters"):
+        Sim.restore(resealed(raw))

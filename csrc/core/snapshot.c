@@ -378,7 +378,9 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
         t->cpu_ticks < 0 || (uint64_t)t->cpu_ticks > d->jiffies + 1 || !count_ok(t->nvcsw) ||
         !count_ok(t->nivcsw) || !count_ok(t->nr_wakeups) || !count_ok(t->nr_migrations) ||
         !count_ok(t->lat_count) || !span_ok(t->lat_sum_ns, now) || !span_ok(t->lat_max_ns, now) ||
-        t->lat_max_ns > t->lat_sum_ns || !span_ok(t->start_ns, now))
+        t->lat_max_ns > t->lat_sum_ns || !span_ok(t->start_ns, now) ||
+        /* the accounted intervals tile its life up to since_ns (acct) */
+        t->cpu_ns + t->wait_ns + t->sleep_ns != t->since_ns - t->start_ns)
       BAD("pid %d's counters", t->pid);
     if (!idle && !program_state_ok(m, t)) BAD("pid %d's program state", t->pid);
     alive += !idle && t->exit_ns < 0;
