@@ -1,5 +1,8 @@
 """Hooks of the documentation build (mkdocs.yml, hooks:).
 
+The API reference is generated from the installed pysched (on_startup
+takes the checkout's root off sys.path).
+
 The scheduler fact sheets (docs/schedulers/) cite their sources as
 bracketed tags: [S1], [S2 @0165d775], [M1].  Two tags side by side,
 "[S8][S2 @0165d775]", are Markdown's reference-link syntax, which
@@ -8,7 +11,9 @@ mkdocs-autorefs reads as a cross-reference to a target named
 warning fails the build.  The filter drops those warnings, and only those:
 any other unresolved cross-reference still fails it."""
 import logging
+import os
 import re
+import sys
 
 CITATION = re.compile(
     r"schedulers/[\w.-]+\.md: Could not find cross-reference target '[SM]\d+(?: @[0-9a-f]+)?'$")
@@ -26,3 +31,12 @@ def on_config(config):
         if not any(isinstance(f, _Citations) for f in handler.filters):
             handler.addFilter(_Citations())
     return config
+
+
+def on_startup(command, dirty):
+    # the API reference documents the installed pysched, compiled core
+    # included: under "python -m mkdocs" the checkout's root (this file's
+    # folder) is on sys.path, where pysched/ has no built core, so it is
+    # taken off before mkdocstrings looks for the package
+    root = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != root]
