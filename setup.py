@@ -1,7 +1,7 @@
 """Build of the C extension pysched._core from csrc/.
 
-PYSCHED_SANITIZE=1 builds it with AddressSanitizer and UBSan (see README,
-"Sanitizer build")."""
+PYSCHED_SANITIZE=1 builds it with AddressSanitizer and UBSan (see
+docs/internals/sanitizer.md)."""
 import glob
 import os
 import re

@@ -1,6 +1,7 @@
 """Wall clock of interbench's full matrix (4 benchmarks x 8 loads, a
 benchmark never against itself: 30 runs of 30 simulated s, each after 1 s
-of load) per preset, and the total for the four presets the README compares.
+of load) per preset, and the total for the four presets the docs compare
+(docs/experiments/interbench.md).
 
     python benchmarks/bench_interbench.py            # best of 3 (--reps)
     python benchmarks/bench_interbench.py --quick    # one 10-s matrix of 2.5.65

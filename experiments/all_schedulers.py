@@ -11,7 +11,8 @@ self-tuning scheduler, CFS and EEVDF, on the same two workloads.
 
     python experiments/all_schedulers.py [--quick] [--markdown] [--seeds 3]
 
---markdown prints the two tables as the README's.  Presets the build does
+--markdown prints the two tables as docs/experiments/all-schedulers.md has
+them.  Presets the build does
 not have are left out, and named.
 """
 import argparse
@@ -113,7 +114,7 @@ def print_markdown(schedulers, nice, x):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    # the defaults are the README's run: its tables are what they print
+    # the defaults are the docs' run: its tables are what they print
     ap.add_argument("--warmup", type=float, default=60.0,
                     help="simulated seconds before the nice shares are measured (houston-2003 "
                          "settles by feedback)")

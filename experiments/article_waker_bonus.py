@@ -108,7 +108,8 @@ def plot(path, seconds):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    # the defaults are the README's run: its figures are what they print
+    # the defaults are the docs' run (docs/experiments/waker-bonus.md): its
+    # figures are what they print
     ap.add_argument("--seconds", type=float, default=120.0, help="simulated seconds per run")
     ap.add_argument("--seeds", type=int, default=5, help="runs per kernel, averaged")
     ap.add_argument("--quick", action="store_true", help="20 s x 1 seed")

@@ -1,4 +1,5 @@
-"""The README's figures (section "Plots"), written to docs/img/:
+"""The figures of the docs' Plots page (docs/guide/plots.md), written to
+docs/img/:
 
 - timeline.png: who ran when on two CPUs under linux-2.5.65 -- four CPU
   hogs, an X-like server and a client that mostly sleeps -- over 0.3 s;

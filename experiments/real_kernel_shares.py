@@ -15,8 +15,8 @@ latencies' mean and max.
         [--preset NAME] [--markdown] [--plot out.png]
 
 A full run saves its measurements to experiments/data/real_kernel_shares.json;
---from-json reads them back and only simulates (the README's table is
-`--from-json --markdown`).  --quick measures 0/+5 and -5/0/+5 for 0.5 s
+--from-json reads them back and only simulates (the table of
+docs/experiments/real-kernel.md is `--from-json --markdown`).  --quick measures 0/+5 and -5/0/+5 for 0.5 s
 each and saves nothing; where the machine does not allow measuring (not
 root, no perf ...) it says why and shows the saved measurements instead.  The
 simulator's preset is the newest linux-X.Y-eevdf (or -cfs) not newer than
@@ -225,7 +225,7 @@ def main(argv=None):
     ap.add_argument("--preset", default=None,
                     help="the simulator's preset; None: realkernel.default_preset of the "
                          "measured kernel")
-    ap.add_argument("--markdown", action="store_true", help="print the README's table")
+    ap.add_argument("--markdown", action="store_true", help="print the table as the docs have it")
     ap.add_argument("--plot", help="write the shares and the latency CDFs to this PNG")
     args = ap.parse_args(argv)
 

@@ -1,5 +1,6 @@
-"""The experiments' figures in the README are what their defaults print, and
-every experiment runs in its quick mode and documents its defaults."""
+"""The experiments' figures in the docs (docs/experiments/) are what their
+defaults print, and every experiment runs in its quick mode and documents
+its defaults."""
 import pathlib
 import re
 import subprocess
@@ -9,10 +10,15 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXPERIMENTS = ROOT / "experiments"
-README = (ROOT / "README.md").read_text()
+PAGES = ROOT / "docs" / "experiments"
 
 pytestmark = pytest.mark.skipif(not EXPERIMENTS.is_dir(),
                                 reason="the sdist ships no experiments/ (a clone does)")
+
+
+def page(name):
+    """The text of the experiments' page `name` of the docs."""
+    return (PAGES / name).read_text()
 
 
 def run(script, *args):
@@ -34,9 +40,9 @@ def test_each_experiment_runs_quick_and_shows_its_defaults(script):
     assert run(script, "--quick").strip()
 
 
-def test_the_readme_figures_of_the_waker_bonus_article_are_its_defaults():
+def test_the_figures_of_the_waker_bonus_article_are_its_defaults():
     out = run("article_waker_bonus.py")
-    claim = README[README.index("`article_waker_bonus.py`"):README.index("`houston_nice.py`")]
+    claim = page("waker-bonus.md")
     # "the server gets 30.9 % of the CPU instead of 21.0 %, ... 57 % more requests,
     # ... from 365 ms to 5.5 ms; ... 75.0 % → 63.8 % ... 9.7 → 2.2 ms ... 2.6 s → 0.49 s"
     gets, instead = map(float, re.search(r"gets ([\d.]+) % of the CPU\s+instead of ([\d.]+) %",
@@ -64,11 +70,11 @@ def test_the_readme_figures_of_the_waker_bonus_article_are_its_defaults():
     assert (round(mx[0] / 1000, 1), round(mx[1] / 1000, 2)) == worst
 
 
-def test_the_readme_figures_of_prio_avg_balancing_are_its_defaults():
+def test_the_figures_of_prio_avg_balancing_are_its_defaults():
     out = run("houston_smp_balance.py")
     lo, hi, llo, lhi = map(float, re.search(
         r"within ([\d.]+)-([\d.]+) points of\s+the whole-machine equilibrium where length "
-        r"balancing misses by ([\d.]+)-([\d.]+)", README).groups())
+        r"balancing misses by ([\d.]+)-([\d.]+)", page("smp.md")).groups())
     err = {label: [numbers(l)[-2] for l in out.splitlines() if l.startswith(label)]
            for label in ("by length", "by prio_avg")}
     assert len(err["by prio_avg"]) == 4
@@ -77,9 +83,10 @@ def test_the_readme_figures_of_prio_avg_balancing_are_its_defaults():
 
 
 @pytest.mark.slow
-def test_the_readme_figures_of_the_stability_map_are_its_defaults():
+def test_the_figures_of_the_stability_map_are_its_defaults():
     out = run("houston_stability.py")
-    claim = README[README.index("8 x 8 points per pair"):README.index("## SMP: three hogs")]
+    text = page("houston-stability.md")
+    claim = text[text.index("8 x 8 points per pair"):]
     rows = {m.group(1): m.groups()[1:] for m in re.finditer(
         r"^\| (-20 vs \+19|0 vs \+5|all) \| (\d+/\d+)[^|]*\| (\d+/\d+)[^|]*\| (\d+/\d+)", claim,
         re.M)}
@@ -94,9 +101,9 @@ def test_the_readme_figures_of_the_stability_map_are_its_defaults():
 
 
 @pytest.mark.slow
-def test_the_readme_figures_of_the_interbench_matrix_are_its_defaults():
+def test_the_figures_of_the_interbench_matrix_are_its_defaults():
     out = run("interbench_matrix.py")
-    claim = README[README.index("`python experiments/interbench_matrix.py`"):]
+    claim = page("interbench.md")
     rows = [r for r in re.findall(r"^\| (\w+) / (\w+) \| (.*) \|$", claim, re.M)
             if r[0] != "benchmark"]
     assert len(rows) >= 10
@@ -113,10 +120,9 @@ def test_the_readme_figures_of_the_interbench_matrix_are_its_defaults():
 
 
 @pytest.mark.slow
-def test_the_readme_tables_of_every_scheduler_side_by_side_are_what_the_experiment_prints():
+def test_the_tables_of_every_scheduler_side_by_side_are_what_the_experiment_prints():
     out = run("all_schedulers.py", "--markdown")
-    section = README[README.index("### Every scheduler side by side"):
-                     README.index("### houston-2003: does the loop settle")]
+    section = page("all-schedulers.md")
     tables = [line for line in out.splitlines() if line.startswith("|")]
     assert len(tables) == 2 + 6 + 2 + 6
     for line in tables:

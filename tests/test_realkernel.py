@@ -435,15 +435,14 @@ def test_counting_jiffies_finds_the_configured_hz(machine):
     assert hz == int(config["CONFIG_HZ"]), rate
 
 
-# ---------------------------------------------------------------- the README
+# ---------------------------------------------------------------- the docs
 
-def test_the_readme_table_is_what_the_experiment_prints_from_its_saved_data():
+def test_the_docs_table_is_what_the_experiment_prints_from_its_saved_data():
     saved()
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Against the real kernel"):readme.index("## Sweeps")]
+    section = (ROOT / "docs" / "experiments" / "real-kernel.md").read_text()
     preset = re.search(r"\| simulated, (\S+) \(%\) \|", section).group(1)
     if preset not in ps.presets():
-        pytest.skip(f"the README's table was simulated with {preset}, not in this build")
+        pytest.skip(f"the docs' table was simulated with {preset}, not in this build")
     out = subprocess.run([sys.executable, str(ROOT / "experiments" / "real_kernel_shares.py"),
                           "--from-json", "--markdown", "--preset", preset],
                          capture_output=True, text=True, timeout=300, cwd=ROOT)

@@ -232,16 +232,16 @@ def test_the_command_line_prints_the_table(capsys):
     assert len(lines) == 2 and "trace cpu %" in out and "sim latency ms" in out
 
 
-def test_the_readmes_real_trace_tables_are_what_the_experiment_prints():
+def test_the_docs_real_trace_tables_are_what_the_experiment_prints():
     script = RECORDER.parent / "replay_real_trace.py"
-    readme = RECORDER.parent.parent / "README.md"
+    docs = RECORDER.parent.parent / "docs" / "experiments" / "real-trace.md"
     if not script.exists():
         pytest.skip("the sdist ships no experiments/ (a clone does)")
     spec = importlib.util.spec_from_file_location("replay_real_trace", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    text = readme.read_text()
-    # the presets the README's table has (a preset added later joins it when it is rerun)
+    text = docs.read_text()
+    # the presets the page's table has (a preset added later joins it when it is rerun)
     header = text[text.index("| task | nice | trace |"):].split("\n", 1)[0]
     presets = [c.strip() for c in header.strip("|").split("|")[3:]]
     assert set(presets) <= set(ps.presets()) and len(presets) >= 5
