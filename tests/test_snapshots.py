@@ -428,10 +428,11 @@ def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
 
 
 @pytest.mark.parametrize("field, at, value", [("exec_start", 544, 2**63), ("sum_exec_runtime", 536, 2**62),
-                                              ("vlag", 520, -2**63)])
+                                              ("vlag", 520, -2**63), ("exec_start", 544, 1)])
 def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, value):
     """update_curr took now - exec_start of a crafted 2^63 (found by the
-    pickle mutator under UBSan)."""
+    pickle mutator under UBSan); an exec_start moved back below the time the
+    task has run would give it more than had passed."""
     sim = ps.Simulator("linux-6.5-cfs")
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     sim.run(seconds=0.05)
