@@ -1,11 +1,16 @@
 """Jim Houston's integer math (csrc/houston_math.c), as the very C functions
-the simulator runs, bit-exact with the patch's 32-bit arithmetic.
+the simulator runs, bit-exact with the patch's 32-bit arithmetic, and the
+patch's argument for where its loop settles (houston_equilibrium).
 
 ``params`` overrides the patch's constants by name (``run_avg_halflife``,
 ``nice_const``, ``max_run_avg`` ... and ``hz``, default 1000); derived
 constants such as ``exp_nice_const`` are recomputed from them.  Arguments
 outside a function's domain raise ValueError naming the allowed range.
 """
+import math
+
+import numpy as np
+
 from . import _core
 from ._checks import check_int
 from .registry import check_params, formula
@@ -92,3 +97,77 @@ def update_prio_avg(prio_avg, prio, *, params=None):
     prio_avg = check_int("prio_avg", prio_avg, 0, MAX_PRIO_AVG)
     prio = check_int("prio", prio, 0, MAX_PRIO)
     return _call("update_prio_avg", params, prio_avg, prio)
+
+
+# ---- the patch's argument made numeric: where the loop settles ----
+
+LN2 = math.log(2)
+
+
+def _patch_log(x):
+    """The patch's logarithm of x = run_avg/MAX_RUN_AVG in (0, 1]: the
+    linear approximation 2*ln2*(m - 1) of ln(m) on the mantissa m in
+    [0.5, 1) plus ln2 times the binary exponent (effective_prio)."""
+    e = math.floor(math.log2(x)) + 1
+    m = x / 2.0**e
+    return 2 * LN2 * (m - 1) + LN2 * e
+
+
+def _patch_exp(y):
+    """The inverse of _patch_log."""
+    e = math.floor(y / LN2) + 1
+    m = (y / LN2 - e + 2) / 2
+    return m * 2.0**e
+
+
+def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
+    """Shares of CPU-bound tasks of the given nice values on `cpus` CPUs
+    under houston-2003, from the patch's argument: they settle where their
+    dynamic priorities are equal,
+
+        static_i + prio_offset + L(run_avg_i / MAX_RUN_AVG) / k = P  for all i,
+
+    with k = nice_const / 65536 and run_avg_i proportional to task i's CPU
+    share s_i (a task that always runs settles at a fraction F of
+    MAX_RUN_AVG).  With L = ln this gives s_i / s_j = exp(k (static_j -
+    static_i)); log="patch" uses the patch's piecewise-linear logarithm
+    instead (what effective_prio computes, up to integer truncation).  On
+    several CPUs the shares add up to `cpus` with none above one CPU (as a
+    perfect balancer would give them: the tasks that would want more than a
+    CPU get one each, the rest share what is left).
+
+    Returns a dict: shares (array, sums to min(cpus, tasks)), prio (the equilibrium dynamic
+    priority P, absolute, unrounded), run_avg (array), ratio (largest over
+    smallest share)."""
+    if isinstance(nices, (str, bytes)) or not hasattr(nices, "__iter__"):
+        raise TypeError(f"nices must be a list of nice values, not {nices!r}")
+    nices = [check_int("nice", n, -20, 19) for n in nices]
+    if not nices:
+        raise ValueError("nices is empty: give at least one nice value")
+    cpus = check_int("cpus", cpus, 1, 64)
+    if log not in ("patch", "exp"):
+        raise ValueError(f"log={log!r} is not one of ('patch', 'exp')")
+    c = constants(params)
+    k = c["nice_const"] / 65536.0
+    # the fixed point of a task that always runs: increment balances decay
+    decay = 2.0 ** (-1.0 / c["run_avg_halflife"])
+    full = min(1.0, c["run_avg_increment"] / (1.0 - decay) / c["max_run_avg"])
+    static = np.array([160 + n for n in nices], dtype=float)
+    inv = _patch_exp if log == "patch" else math.exp
+
+    def shares_at(p):
+        y = (p - static - c["prio_offset"]) * k
+        return np.array([min(inv(v), full) / full for v in y])
+
+    total = min(cpus, len(nices))
+    lo, hi = static.min() + c["prio_offset"] - 200, static.max() + c["prio_offset"] + 1
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if shares_at(mid).sum() >= total:
+            hi = mid
+        else:
+            lo = mid
+    s = shares_at(hi)
+    s = s * total / s.sum()
+    return {"shares": s, "prio": (lo + hi) / 2, "run_avg": s * full * c["max_run_avg"],
+            "ratio": float(s.max() / s.min())}

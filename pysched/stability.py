@@ -62,8 +62,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import houston
+from .houston import houston_equilibrium
 from ._checks import check_int, check_number
-from .analysis import houston_equilibrium
 from .registry import preset_params
 
 PRESET = "houston-2003"
