@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import metrics
+from ._core import MAX_CPUS
 from ._checks import check_int
 from .program import Program
 from .simulator import Simulator
@@ -212,8 +213,9 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 demand="recorded"):
     """Programs that replay `trace` (see the module docstring).
 
-    cpus: the simulated CPUs (default: as many as the trace has); trace CPU
-    k (k-th of trace.cpus) runs as CPU k mod cpus.  tasks: which to replay
+    cpus: the simulated CPUs (default: as many as the trace has, which
+    must then be at most the simulator's 64); trace CPU k (k-th of
+    trace.cpus) runs as CPU k mod cpus.  tasks: which to replay
     -- tids, comms, or a function of a row of trace.tasks (default: all).
     wake_edges: "auto", "all" or "none" (above).  affinity: pin each task
     to the CPUs it ran on (False: every CPU).  demand: "recorded" replays
@@ -229,7 +231,10 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
     if wake_edges not in WAKE_EDGES:
         raise ValueError(f"wake_edges={wake_edges!r} is not one of {WAKE_EDGES}")
     ncpu_trace = max(1, len(trace.cpus))
-    cpus = ncpu_trace if cpus is None else check_int("cpus", cpus, 1, 64)
+    if cpus is None and ncpu_trace > MAX_CPUS:
+        raise ValueError(f"the trace has {ncpu_trace} CPUs and the simulator at most {MAX_CPUS}: "
+                         f"pass cpus= (1..{MAX_CPUS}; trace CPU k then runs as CPU k mod cpus)")
+    cpus = ncpu_trace if cpus is None else check_int("cpus", cpus, 1, MAX_CPUS)
     cpu_index = {int(c): i % cpus for i, c in enumerate(trace.cpus.tolist())}
     rows = _selected(trace, tasks)
     chosen = set(rows["tid"].tolist())
