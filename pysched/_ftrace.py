@@ -96,9 +96,15 @@ def write(sim, path):
         return "swapper" if pid == 0 else names.get(pid, f"task{pid}")
 
     # tasks spawned from Python have no parent to fork them: they become
-    # runnable as a new task does, with sched_wakeup_new at their start
+    # runnable as a new task does, with sched_wakeup_new at their start, on
+    # the CPU they were queued on: that of their first event (a migration's
+    # origin), or for one without any (it never ran nor moved) the one it
+    # is still on
     first = np.unique(ev["pid"], return_index=True)
-    first_cpu = dict(zip(first[0].tolist(), ev["cpu"][first[1]].tolist()))
+    firsts = ev[first[1]]
+    first_cpu = dict(zip(st["pid"].tolist(), st["cpu"].tolist()))
+    first_cpu.update(zip(first[0].tolist(), np.where(firsts["kind"] == _MIGRATE, firsts["other"],
+                                                     firsts["cpu"]).tolist()))
     start0 = int(ev["time_ns"][0]) if len(ev) else 0
     spawned = sorted((int(s), int(p)) for p, s, pp in zip(st["pid"], st["start_ns"], st["ppid"])
                      if pp == 0 and s >= start0)
@@ -108,7 +114,7 @@ def write(sim, path):
         nonlocal k
         while k < len(spawned) and spawned[k][0] <= until:
             s, p = spawned[k]
-            c = first_cpu.get(p, 0)
+            c = first_cpu[p]
             out.write(line(hdr(curr[c], c), curr[c], c, s, "sched_wakeup_new",
                            wakeup_fields(name(p, c), p, prio[p], c)))
             k += 1

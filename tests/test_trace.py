@@ -169,6 +169,43 @@ def test_the_export_writes_the_kernels_fields(tmp_path):
     assert all(ln[16] == " " and "[000]" in ln for ln in lines)
 
 
+def starved_on_cpu_2():
+    """A 4-CPU run in which real-time hogs hold every CPU: 'starved' (pinned
+    to CPU 2) and 'moved' (queued on CPU 2, later pulled to CPU 0 by the
+    balancer) never run."""
+    sim = ps.Simulator("linux-2.5.65", cpus=4, record="events")
+    for cpu in range(4):
+        sim.spawn(ps.programs.cpu_hog(), name=f"rt{cpu}", policy="fifo", rt_priority=50,
+                  cpus_allowed=[cpu])
+    sim.spawn(ps.programs.cpu_hog(), name="starved", cpus_allowed=[2])
+    sim.spawn(ps.programs.cpu_hog(), name="moved", cpu=2)
+    sim.run(seconds=0.5)
+    return sim
+
+
+def test_a_task_that_never_ran_waits_on_the_cpu_it_was_queued_on(tmp_path):
+    sim = starved_on_cpu_2()
+    assert [sim.task(pid).cpu_ns for pid in (5, 6)] == [0, 0]
+    path = tmp_path / "run.txt"
+    sim.export_ftrace(path)
+    text = path.read_text()
+    news = {line.split("comm=")[1].split()[0]: line for line in text.splitlines()
+            if "sched_wakeup_new" in line}
+    for name in ("starved", "moved"):
+        assert "[002]" in news[name] and news[name].endswith("target_cpu=002")
+    assert "comm=moved pid=6 prio=125 orig_cpu=2 dest_cpu=0" in text
+    # read back as perf's text (without the export's own header), both
+    # waited on CPU 2 (the moved one until its migration, which is no run)
+    bare = tmp_path / "bare.txt"
+    bare.write_text("".join(line for line in text.splitlines(keepends=True)
+                            if not line.startswith("# pysched task:")))
+    t = tr.load(bare)
+    starved, moved = t.task("starved"), t.task("moved")
+    assert starved["cpus_allowed"] == 1 << 2 and starved["wait_ns"] == sim.now_ns
+    assert moved["cpus_allowed"] == 1 << 2 and moved["cpu_ns"] == 0
+    assert t.migrations[t.migrations["tid"] == 6][["orig_cpu", "dest_cpu"]].tolist() == [(2, 0)]
+
+
 def test_a_run_without_the_event_log_says_how_to_record_one(tmp_path):
     sim = ps.Simulator("linux-2.5.65")
     sim.spawn(ps.programs.cpu_hog())
