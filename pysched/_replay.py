@@ -396,7 +396,8 @@ def compare(trace, sim, tasks=None, workload=None):
     cols = {
         "comm": np.array([t.comm for t in rows], dtype=object),
         "nice": tr_rows["nice"],
-        "trace_cpu_pct": 100 * tr_rows["cpu_ns"] / tdur,
+        # a trace of one instant has no share to give (NaN)
+        "trace_cpu_pct": 100 * mean(tr_rows["cpu_ns"], np.full(len(rows), tdur)),
         "sim_cpu_pct": 100 * s["cpu_ns"] / sdur,
         "trace_cpu_ms": tr_rows["cpu_ns"] / 1e6,
         "sim_cpu_ms": s["cpu_ns"] / 1e6,

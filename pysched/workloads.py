@@ -36,8 +36,8 @@ MAX_INSTANCES = 100_000
 # What a workload may expand to, checked before any program is built: the
 # ops of the programs built -- a task's once, shared by its instances, or
 # once per instance for a task that meets at a barrier -- plus one per
-# thread.  2 million ops take about 4 s and 350 MiB to build.
-MAX_OPS = 2_000_000
+# thread.  A million ops take 2-5 s and about 200 MiB to build.
+MAX_OPS = 1_000_000
 # how deep objects and arrays may nest (rt-app's deepest is 6: the workload,
 # tasks, a task, phases, a phase, a timer), and how many values a dict may
 # hold, each counted where it appears (a sub-dict shared by two keys twice:
@@ -680,14 +680,11 @@ class _Builder:
             n, me = self.barrier_size[v], self.barriers[v][task.name] + instance
             mine = channel("barrier", v, me)
             if n <= BARRIER_ALL_TO_ALL:
-                for k in range(n):
-                    if k != me:
-                        prog.post(channel("barrier", v, k))
+                self._post_others(prog, v, n, me)
                 self._repeat(prog, n - 1, lambda: prog.wait(mine))
             elif me == 0:
                 self._repeat(prog, n - 1, lambda: prog.wait(mine))
-                for k in range(1, n):
-                    prog.post(channel("barrier", v, k))
+                self._post_others(prog, v, n, me)
             else:
                 prog.post(channel("barrier", v, 0)).wait(mine)
         elif kind == "yield":
@@ -701,6 +698,17 @@ class _Builder:
                     f"{task.name!r}'s ({'all' if task.cpus is None else list(task.cpus)}): a "
                     f"forked thread keeps its parent's affinity (a program cannot change it)")
             prog.fork(self.forked[v])
+
+    @staticmethod
+    def _post_others(prog, barrier, n, me):
+        """Post the channel of each thread of the barrier but me (a count
+        adds them up without naming them)."""
+        if isinstance(prog, _OpCount):
+            prog.n += n - 1
+            return
+        for k in range(n):
+            if k != me:
+                prog.post(channel("barrier", barrier, k))
 
     @staticmethod
     def _repeat(prog, n, op):

@@ -536,7 +536,7 @@ def test_a_workload_expanding_beyond_max_ops_is_refused_before_anything_is_built
     events = {**{f"lock{i}": "m" for i in range(20)}, **{f"unlock{i}": "m" for i in range(20)}}
     # 50,000 threads at a barrier: a program each, of 4 + 40 ops, and each thread one
     with pytest.raises(ValueError, match=r"^the workload expands to 2,300,000 program ops \(one "
-                                         r"per thread included\), more than the 2,000,000 "
+                                         r"per thread included\), more than the 1,000,000 "
                                          r"allowed \(MAX_OPS\)"):
         workloads.from_rtapp({"tasks": {"t": {"instance": 50_000, "barrier": "b", **events}}})
 
@@ -632,3 +632,11 @@ def test_a_file_that_is_not_json_or_not_utf8_names_itself(tmp_path):
     path.write_bytes(b'{"tasks": {"t\xff": {"run": 1}}}')
     with pytest.raises(ValueError, match=r"big\.json: not UTF-8 text"):
         workloads.from_rtapp(path)
+
+
+def test_the_rtapp_fuzzer_runs_200_inputs_without_a_finding(tmp_path):
+    import fuzz_rtapp
+
+    n, outcomes, findings = fuzz_rtapp.run(None, seed=1, out=str(tmp_path), iterations=200)
+    assert n == 200 and findings == []
+    assert outcomes["ValueError"] > 50 and outcomes["TypeError"] > 10 and outcomes["ran"] > 10

@@ -518,3 +518,11 @@ def test_the_fields_with_two_comms_are_read_as_their_regex_reads_them():
             assert (got and tuple(got[1:])) == (want and want.groups()), text
             matched[name] += want is not None
     assert min(matched.values()) > 1_000
+
+
+def test_the_trace_fuzzer_runs_200_inputs_without_a_finding(tmp_path):
+    import fuzz_trace
+
+    n, outcomes, findings = fuzz_trace.run(None, seed=1, out=str(tmp_path), iterations=200)
+    assert n == 200 and findings == []
+    assert outcomes["TraceFormatError"] > 50 and outcomes["replayed"] > 10
