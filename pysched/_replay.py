@@ -194,7 +194,9 @@ class _Timeline:
         i = np.searchsorted(self.starts, t, side="right") - 1
         if i < 0:
             return 0
-        return int(self.cum[i] + min(t, self.ends[i]) - self.starts[i])
+        # the burst's part first: a time near 2^63 ns plus the CPU before
+        # it would overflow int64
+        return int(self.cum[i]) + min(t, int(self.ends[i])) - int(self.starts[i])
 
     def next_stop(self, t):
         """The first block starting at or after t, or its exit (or the

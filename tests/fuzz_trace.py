@@ -14,11 +14,12 @@ under a random preset, and trace.compare reads the run.
 
 Allowed outcomes: success, or the documented errors (TraceFormatError,
 ValueError, TypeError, KeyError, pysched.Error).  Anything else -- another
-exception, an input taking more than --limit seconds (10), the process's
-peak memory growing past --max-rss MiB (2,048), or a crash -- is a finding:
-the input is kept in a file, the reproducer printed, and the exit status is
-1.  The input being tried is always in <out>/fuzz_trace_current (.txt or
-.txt.gz), so that a crash leaves it behind.
+exception (a RuntimeWarning too: NumPy's overflow), an input taking more
+than --limit seconds (10), the process's peak memory growing past
+--max-rss MiB (2,048), or a crash -- is a finding: the input is kept in a
+file, the reproducer printed, and the exit status is 1.  The input being
+tried is always in <out>/fuzz_trace_current (.txt or .txt.gz), so that a
+crash leaves it behind.
 
     python tests/fuzz_trace.py --minutes 10 --seed 1
     python tests/fuzz_trace.py --replay FILE     # one input, with its traceback
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 
 import pysched as ps
 from pysched import _replay
@@ -99,8 +101,8 @@ class Mutator:
             return lines
         n = r.choice([20, 100, 400, 2000])
         start = r.randrange(max(1, len(lines) - n))
-        head = [ln for ln in lines[:40] if ln.startswith(("#", "cpus="))] if r.random() < 0.5 else []
-        return head + lines[start:start + n]
+        head = [ln for ln in lines[:40] if ln.startswith(("#", "cpus="))]
+        return (head if r.random() < 0.5 else []) + lines[start:start + n]
 
     def line_at(self, lines):
         return self.r.randrange(len(lines)) if lines else None
@@ -266,7 +268,11 @@ def run(seconds, seed, out, limit_s=10.0, max_rss=2048, iterations=None, verbose
         faulthandler.dump_traceback_later(limit_s * 3, exit=True)
         t0 = time.monotonic()
         try:
-            outcome = exercise(path, random.Random(run_seed))
+            # a RuntimeWarning (NumPy's overflow, a division by zero) is a
+            # wrong result given quietly: a finding too
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                outcome = exercise(path, random.Random(run_seed))
         except DOCUMENTED as e:
             outcome = type(e).__name__
         except BaseException as e:  # noqa: BLE001 -- everything else is a finding

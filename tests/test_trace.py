@@ -5,6 +5,7 @@ the line and what was expected."""
 import gzip
 import random
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -395,6 +396,29 @@ def test_a_replay_of_more_cpus_than_the_simulator_has_says_so(tmp_path):
     assert w.cpus == 4 and w.tasks[0].cpus_allowed == (0, 3)
     sim = w.run("linux-2.5.65", seconds=0.01)
     assert sim.task(1).cpu_ns > 0
+
+
+LATE = """\
+         swapper     0/0     [000] 9223372035.000000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=100 next_prio=120
+             hog   100/100   [000] 9223372035.600000000: sched:sched_switch: prev_comm=hog prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+         swapper     0/0     [000] 9223372035.700000000: sched:sched_waking: comm=hog pid=100 prio=120 target_cpu=000
+         swapper     0/0     [000] 9223372035.700000100: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=100 next_prio=120
+             hog   100/100   [000] 9223372036.800000000: sched:sched_switch: prev_comm=hog prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+"""
+
+
+def test_a_capture_at_the_end_of_64_bit_time_replays_its_cpu(tmp_path):
+    # 0.6 s of CPU, then a burst ending 55 ms before 2^63 ns: the CPU used
+    # by a time in it was that 0.6 s plus the time, which overflowed int64
+    # before the burst's start was taken off
+    path = tmp_path / "late.txt"
+    path.write_text(LATE)
+    t = tr.load(path)
+    assert t.task("hog")["cpu_ns"] == 600_000_000 + 1_099_999_900
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = t.to_workload()
+    assert w.tasks[0].demand_ns == 1_699_999_900
 
 
 @pytest.mark.parametrize("cpu", ["4096", "4294967295"])
