@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import metrics
+from ._core import MAX_CPUS
 from ._checks import check_int
 from .program import Program
 from .simulator import Simulator
@@ -193,7 +194,9 @@ class _Timeline:
         i = np.searchsorted(self.starts, t, side="right") - 1
         if i < 0:
             return 0
-        return int(self.cum[i] + min(t, self.ends[i]) - self.starts[i])
+        # the burst's part first: a time near 2^63 ns plus the CPU before
+        # it would overflow int64
+        return int(self.cum[i]) + min(t, int(self.ends[i])) - int(self.starts[i])
 
     def next_stop(self, t):
         """The first block starting at or after t, or its exit (or the
@@ -212,8 +215,9 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 demand="recorded"):
     """Programs that replay `trace` (see the module docstring).
 
-    cpus: the simulated CPUs (default: as many as the trace has); trace CPU
-    k (k-th of trace.cpus) runs as CPU k mod cpus.  tasks: which to replay
+    cpus: the simulated CPUs (default: as many as the trace has, which
+    must then be at most the simulator's 64); trace CPU k (k-th of
+    trace.cpus) runs as CPU k mod cpus.  tasks: which to replay
     -- tids, comms, or a function of a row of trace.tasks (default: all).
     wake_edges: "auto", "all" or "none" (above).  affinity: pin each task
     to the CPUs it ran on (False: every CPU).  demand: "recorded" replays
@@ -229,7 +233,10 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
     if wake_edges not in WAKE_EDGES:
         raise ValueError(f"wake_edges={wake_edges!r} is not one of {WAKE_EDGES}")
     ncpu_trace = max(1, len(trace.cpus))
-    cpus = ncpu_trace if cpus is None else check_int("cpus", cpus, 1, 64)
+    if cpus is None and ncpu_trace > MAX_CPUS:
+        raise ValueError(f"the trace has {ncpu_trace} CPUs and the simulator at most {MAX_CPUS}: "
+                         f"pass cpus= (1..{MAX_CPUS}; trace CPU k then runs as CPU k mod cpus)")
+    cpus = ncpu_trace if cpus is None else check_int("cpus", cpus, 1, MAX_CPUS)
     cpu_index = {int(c): i % cpus for i, c in enumerate(trace.cpus.tolist())}
     rows = _selected(trace, tasks)
     chosen = set(rows["tid"].tolist())
@@ -391,7 +398,8 @@ def compare(trace, sim, tasks=None, workload=None):
     cols = {
         "comm": np.array([t.comm for t in rows], dtype=object),
         "nice": tr_rows["nice"],
-        "trace_cpu_pct": 100 * tr_rows["cpu_ns"] / tdur,
+        # a trace of one instant has no share to give (NaN)
+        "trace_cpu_pct": 100 * mean(tr_rows["cpu_ns"], np.full(len(rows), tdur)),
         "sim_cpu_pct": 100 * s["cpu_ns"] / sdur,
         "trace_cpu_ms": tr_rows["cpu_ns"] / 1e6,
         "sim_cpu_ms": s["cpu_ns"] / 1e6,

@@ -230,7 +230,7 @@ def _check_loadable(source):
             f"{source.path}: a policy built with AddressSanitizer "
             f"({'sanitize=True' if _sanitize(source) else ' '.join(_sanitizer_flags(flags))}) "
             "can only be loaded where its runtime is: install pysched's sanitizer build "
-            "(PYSCHED_SANITIZE=1) and preload libasan (README, \"Sanitizer build\")")
+            "(PYSCHED_SANITIZE=1) and preload libasan (docs/internals/sanitizer.md)")
 
 
 def _load(source):

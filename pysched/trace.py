@@ -25,6 +25,11 @@ What a task did, from them:
   a real-time one), unless the file says it (sim.export_ftrace does, in its
   ``# pysched task:`` lines, since the 2.5 schedulers' prio is dynamic).
 
+A capture of a machine of up to MAX_CPUS (4,096) CPUs is read: a task's
+CPUs are kept as a Python int's bits (``tasks["cpus_allowed"]`` is a uint64
+up to 64 CPUs, a Python int above); a replay folds them onto the
+simulator's 64 at most.
+
 The trace starts at its first line and ends at its last: a task running on
 a CPU before that CPU's first switch ran from the start; a task whose first
 event is a wakeup was blocked from the start; whatever is still open at the
@@ -34,11 +39,14 @@ import gzip
 import io
 import os
 import re
+import zlib
 from array import array
 from collections import Counter
+from functools import partial
 
 import numpy as np
 
+from .codes import SCHED_POLICIES
 from .frames import _pandas
 
 __all__ = ["load", "compare", "Trace", "TraceFormatError"]
@@ -60,28 +68,77 @@ class TraceFormatError(ValueError):
 # ---------------------------------------------------------------- the text
 
 # perf script: "COMM PID/TID [CPU] SECS.FRACTION: EVENT: FIELDS" (comm
-# right-aligned to 16, which a comm with blanks in it may overflow)
-_PERF_LINE = re.compile(
-    r"\s*(.*?)\s+(-?\d+)(?:/(-?\d+))?\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+([\w:]+):\s?(.*)")
-# the kernel's trace file and trace-cmd report:
-# "COMM-PID [CPU] [FLAGS] SECS.FRACTION: EVENT: FIELDS"
-_FTRACE_LINE = re.compile(
-    r"\s*(.*)-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(\d+)\]\s+(?:[\w.]{4,5}\s+)?(\d+)\.(\d+):"
-    r"\s+(\w+):\s*(.*)")
+# right-aligned to 16, which a comm with blanks in it may overflow); the
+# kernel's trace file and trace-cmd report: "COMM-PID [CPU] [FLAGS]
+# SECS.FRACTION: EVENT: FIELDS".  A comm may hold anything, blanks and
+# brackets too, so each header is searched for after it rather than matched
+# from the line's start: perf's comm ends at the first blank followed by a
+# header, trace-cmd's at the last "-PID" followed by one (where a lazy and a
+# greedy `(.*)` in front of them ended it).  Neither pattern can start
+# inside a match of itself, and each run of digits or blanks is scanned by
+# the one attempt that starts just before it: a line takes time linear in
+# its length (`\s*(.*?)\s+` in front took time cubic in a run of blanks)
+_PERF_HEAD = re.compile(r"(?<=\s)(-?\d+)(?:/(-?\d+))?\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+([\w:]+):\s?")
+_FTRACE_HEAD = re.compile(
+    r"-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(\d+)\]\s+(?:[\w.]{4,5}\s+)?(\d+)\.(\d+):\s+(\w+):\s*")
 # trace-cmd report's first line
 _CPUS_LINE = re.compile(r"cpus=\d+").fullmatch
 LINE_FORMAT = "'COMM PID/TID [CPU] SECONDS.FRACTION: EVENT: FIELDS' (perf script) or " \
               "'COMM-PID [CPU] SECONDS.FRACTION: EVENT: FIELDS' (trace-cmd report)"
+# a line longer than this is damage (the kernel's events fit in a page of its
+# ring buffer; perf's text of one is a few hundred bytes): reading stops
+# there rather than holding a line without end
+MAX_LINE = 1 << 20
+
+# what the numbers may be: CPUs 0..MAX_CPUS - 1 (machines of up to 4,096
+# CPUs; a task's CPUs are a Python int's bits); pids and prios as the
+# kernel's int holds them; times and runtimes in nanoseconds as an int64
+# holds them (9,223,372,036.854775807 s)
+MAX_CPUS = 4096
+INT_MIN, INT_MAX = -2**31, 2**31 - 1
+NS_MAX = 2**63 - 1
+
+
+class _TwoComms:
+    """An event's fields with two comms in them, HEAD(.*)MIDDLE(.*)TAIL,
+    matched as re.fullmatch would (each comm as long as it can be: the
+    second ends where the TAIL that ends the text begins, the first at the
+    last MIDDLE before that) in time linear in the text (the regex tries the
+    second comm's every end for each MIDDLE in the first: quadratic in a
+    line repeating one).  A MIDDLE cannot start inside a MIDDLE, nor a TAIL
+    inside a TAIL, so the last of finditer's matches is the last one."""
+
+    def __init__(self, head, middle, tail):
+        self.head = head
+        self.middle = re.compile(middle)
+        self.tail = re.compile(tail + r"\Z")
+
+    def fullmatch(self, text):
+        """The groups, numbered from 1 as a match's are, or None."""
+        start = len(self.head)
+        if not text.startswith(self.head):
+            return None
+        tail = self.tail.search(text, start)
+        if tail is None:
+            return None
+        mid = None
+        for mid in self.middle.finditer(text, start, tail.start()):
+            pass
+        if mid is None:
+            return None
+        return (text, text[start:mid.start()], *mid.groups(), text[mid.end():tail.start()],
+                *tail.groups())
+
 
 # the fields of each event: TP_printk's text (include/trace/events/sched.h;
 # success= before 4.x, vruntime= before 6.8, group_dead= from 6.16), then
 # the form libtraceevent's plugin_sched_switch.c prints, which trace-cmd
-# and older perf use
+# and older perf use; a pattern with one comm backtracks over it once
 _FIELDS = {
     "sched_switch": (
-        re.compile(r"prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=(\S+) ==> "
-                   r"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)"),
-        re.compile(r"(.*):(-?\d+) \[(-?\d+)\] (\S+) ==> (.*):(-?\d+) \[(-?\d+)\]"),
+        _TwoComms("prev_comm=", r" prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=(\S+) ==> "
+                  r"next_comm=", r" next_pid=(-?\d+) next_prio=(-?\d+)"),
+        _TwoComms("", r":(-?\d+) \[(-?\d+)\] (\S+) ==> ", r":(-?\d+) \[(-?\d+)\]"),
         "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d "
         "next_prio=%d"),
     "wakeup": (
@@ -89,7 +146,7 @@ _FIELDS = {
         re.compile(r"(.*):(-?\d+) \[(-?\d+)\](?: success=\d+)? CPU:(\d+)"),
         "comm=%s pid=%d prio=%d target_cpu=%03d"),
     "sched_process_fork": (
-        re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)"), None,
+        _TwoComms("comm=", r" pid=(-?\d+) child_comm=", r" child_pid=(-?\d+)"), None,
         "comm=%s pid=%d child_comm=%s child_pid=%d"),
     "sched_process_exit": (
         re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+)(?: group_dead=(?:true|false))?"), None,
@@ -105,6 +162,7 @@ for _name in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
     _FIELDS[_name] = _FIELDS["wakeup"]
 del _FIELDS["wakeup"]
 
+_POLICIES = tuple(SCHED_POLICIES.values())
 _META = re.compile(r"# pysched task: pid=(\d+) ppid=(\d+) nice=(-?\d+) policy=(\w+) "
                    r"rt_priority=(\d+) cpus_allowed=(0x[0-9a-f]+) comm=(.*)")
 
@@ -373,12 +431,43 @@ class _Reader:
                 self._wait_end(p, end)
 
 
+def _shown(text):
+    """text, or its start and length when it is long (a damaged number)."""
+    return text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
+
+
+def _number(path, lineno, body, text, what, lo, hi, why=""):
+    """text, a number's digits (after a minus, perhaps), as an int in lo..hi;
+    else the TraceFormatError naming what it is and its range.  More than 20
+    digits is out of every range here: refused before int() (which refuses
+    more than 4,300, and takes time quadratic in them)."""
+    if len(text) <= 20:
+        v = int(text)
+        if lo <= v <= hi:
+            return v
+    raise TraceFormatError(path, lineno, f"{what} in {lo}..{hi}{why}, not {_shown(text)}", body)
+
+
+_TIME_MAX = f"{NS_MAX // 10**9}.{NS_MAX % 10**9:09d}"
+
+
 def _read(path, intervals):
     """Stream the file through a _Reader; returns it."""
     r = _Reader(path, intervals)
     fields = _FIELDS
-    perf_line, ftrace_line = _PERF_LINE.fullmatch, _FTRACE_LINE.fullmatch
-    lineno = 0
+    perf_head, ftrace_heads = _PERF_HEAD.search, _FTRACE_HEAD.finditer
+    lineno, body = 0, ""
+
+    # a number too long to be in range for sure goes through these: the
+    # lines read call int() at once on pids and prios of up to 9 characters
+    # and on CPUs of up to 3 digits
+    def num(text, what, lo=INT_MIN, hi=INT_MAX):
+        return _number(path, lineno, body, text, what, lo, hi)
+
+    def cpu_num(text):
+        return _number(path, lineno, body, text, "a CPU", 0, MAX_CPUS - 1,
+                       f" (a machine of at most {MAX_CPUS:,} CPUs)")
+
     try:
         f = _open_text(path)
     except OSError as e:
@@ -386,8 +475,11 @@ def _read(path, intervals):
     with f:
         text = ""
         try:
-            for lineno, text in enumerate(f, 1):
+            for lineno, text in enumerate(iter(partial(f.readline, MAX_LINE + 1), ""), 1):
                 if not text.endswith("\n"):
+                    if len(text) > MAX_LINE:
+                        raise TraceFormatError(path, lineno, f"a line of at most {MAX_LINE:,} "
+                                               f"characters", text)
                     raise TraceFormatError(path, lineno, "a newline at the end of the line "
                                            "(the file is truncated)", text)
                 body = text.rstrip("\n").rstrip("\r")
@@ -396,28 +488,52 @@ def _read(path, intervals):
                 if body.lstrip().startswith("#") or _CPUS_LINE(body):
                     m = _META.fullmatch(body.strip())
                     if m:
-                        r.meta[int(m[1])] = (int(m[2]), int(m[3]), m[4], int(m[5]), int(m[6], 16),
-                                             m[7])
+                        mask = m[6]
+                        if len(mask) > 2 + MAX_CPUS // 4 or int(mask, 16) >> MAX_CPUS:
+                            raise TraceFormatError(path, lineno, f"cpus_allowed, a mask of "
+                                                   f"CPUs 0..{MAX_CPUS - 1}, not "
+                                                   f"{_shown(mask)}", body)
+                        if m[4] not in _POLICIES:
+                            raise TraceFormatError(path, lineno, f"a policy of "
+                                                   f"{', '.join(_POLICIES)}, not "
+                                                   f"{_shown(m[4])}", body)
+                        r.meta[num(m[1], "a pid", 0)] = (
+                            num(m[2], "a ppid", 0), num(m[3], "a nice", -20, 19), m[4],
+                            num(m[5], "an rt_priority", 0, 99), int(mask, 16), m[7])
                     elif body.startswith("# pysched export:"):
                         r.export = body[len("# pysched export:"):].strip()
                         end = re.search(r"\bend_ns=(\d+)", r.export)
-                        r.end = int(end[1]) if end else None
+                        r.end = num(end[1], "an end_ns", 0, NS_MAX) if end else None
                     continue
-                m = perf_line(body)
+                m = perf_head(body)
                 if m:
-                    cur_tid = int(m[3] if m[3] is not None else m[2])
-                    cur_comm, cpu, secs, frac, event, rest = (m[1], int(m[4]), m[5], m[6], m[7],
-                                                              m[8])
+                    x = m[2] if m[2] is not None else m[1]
+                    cur_tid = int(x) if len(x) < 10 else num(x, "a tid")
+                    x = m[3]
+                    cpu = int(x) if len(x) < 4 else cpu_num(x)
+                    secs, frac, event = m[4], m[5], m[6]
+                    cur_comm = body[:m.start()].strip()
                 else:
-                    m = ftrace_line(body)
-                    if not m:
+                    # trace-cmd's comm ends at the last header (m is None here)
+                    for m in ftrace_heads(body):
+                        pass
+                    if m is None:
                         raise TraceFormatError(path, lineno, LINE_FORMAT, body)
-                    cur_comm, cur_tid, cpu, secs, frac, event, rest = (
-                        m[1], int(m[2]), int(m[3]), m[4], m[5], m[6], m[7])
+                    x, y = m[1], m[2]
+                    cur_tid = int(x) if len(x) < 10 else num(x, "a pid")
+                    cpu = int(y) if len(y) < 4 else cpu_num(y)
+                    secs, frac, event = m[3], m[4], m[5]
+                    cur_comm = body[:m.start()].lstrip()
+                rest = body[m.end():]
                 if len(frac) > 9:
                     raise TraceFormatError(path, lineno, "a time of at most 9 decimals "
                                            "(nanoseconds)", body)
-                t = int(secs) * 1_000_000_000 + int(frac) * 10 ** (9 - len(frac))
+                t = int(secs) * 1_000_000_000 + int(frac) * 10 ** (9 - len(frac)) \
+                    if len(secs) <= 20 else NS_MAX + 1
+                if t > NS_MAX:
+                    raise TraceFormatError(path, lineno, f"a time of at most {_TIME_MAX} s "
+                                           f"(nanoseconds in 64 bits), not "
+                                           f"{_shown(secs)}.{frac}", body)
                 if event.startswith("sched:"):
                     event = event[6:]
                 spec = fields.get(event)
@@ -439,23 +555,43 @@ def _read(path, intervals):
                 r.now = t
                 r.current(t, cpu, cur_tid, cur_comm)
                 if event == "sched_switch":
-                    r.switch(t, cpu, a[1], int(a[2]), int(a[3]), a[4], a[5], int(a[6]), int(a[7]))
-                elif event == "sched_waking" or event == "sched_wakeup":
-                    r.wakeup(t, cur_tid, a[1], int(a[2]), int(a[3]), int(a[4]))
-                elif event == "sched_wakeup_new":
-                    r.wakeup_new(t, a[1], int(a[2]), int(a[3]), int(a[4]))
+                    w, x, y, z = a[2], a[3], a[6], a[7]
+                    r.switch(t, cpu, a[1], int(w) if len(w) < 10 else num(w, "a prev_pid"),
+                             int(x) if len(x) < 10 else num(x, "a prev_prio"), a[4], a[5],
+                             int(y) if len(y) < 10 else num(y, "a next_pid"),
+                             int(z) if len(z) < 10 else num(z, "a next_prio"))
+                    continue
+                x, y = a[2], a[3]
+                pid = int(x) if len(x) < 10 else num(x, "a pid")
+                if event == "sched_stat_runtime":
+                    runtime = int(y) if len(y) < 19 else num(y, "a runtime", 0, NS_MAX)
+                    p = r.task(pid, a[1])
+                    if p.runtime_ns + runtime > NS_MAX:
+                        raise TraceFormatError(path, lineno, f"runtimes adding up to at most "
+                                               f"{NS_MAX} ns for pid {pid}", body)
+                    p.runtime_ns += runtime
                 elif event == "sched_process_fork":
-                    r.fork(t, a[1], int(a[2]), a[3], int(a[4]))
-                elif event == "sched_process_exit":
-                    r.exit(t, a[1], int(a[2]), int(a[3]))
-                elif event == "sched_migrate_task":
-                    r.migrate(t, a[1], int(a[2]), int(a[3]), int(a[4]), int(a[5]))
+                    z = a[4]
+                    r.fork(t, a[1], pid, y, int(z) if len(z) < 10 else num(z, "a child_pid"))
                 else:
-                    r.task(int(a[2]), a[1]).runtime_ns += int(a[3])
+                    prio = int(y) if len(y) < 10 else num(y, "a prio")
+                    if event == "sched_process_exit":
+                        r.exit(t, a[1], pid, prio)
+                        continue
+                    z = a[4]
+                    target = int(z) if len(z) < 4 else cpu_num(z)
+                    if event == "sched_waking" or event == "sched_wakeup":
+                        r.wakeup(t, cur_tid, a[1], pid, prio, target)
+                    elif event == "sched_wakeup_new":
+                        r.wakeup_new(t, a[1], pid, prio, target)
+                    else:
+                        z = a[5]
+                        r.migrate(t, a[1], pid, prio, target,
+                                  int(z) if len(z) < 4 else cpu_num(z))
         except EOFError:
             raise TraceFormatError(path, lineno + 1, "the rest of the gzip stream "
                                    "(the file is truncated)") from None
-        except (gzip.BadGzipFile, OSError) as e:
+        except (gzip.BadGzipFile, zlib.error, OSError) as e:
             raise TraceFormatError(path, lineno + 1, f"a readable gzip stream ({e})") from None
     if r.start is None:
         raise TraceFormatError(path, lineno, "at least one scheduler event (sched_switch, "
@@ -475,6 +611,9 @@ TASK_DTYPE = np.dtype([
     ("lat_sum_ns", np.int64), ("lat_max_ns", np.int64), ("nr_migrations", np.int64),
     ("runtime_ns", np.int64), ("start_ns", np.int64), ("exit_ns", np.int64),
     ("forked", np.bool_)])
+# a capture of a machine of more than 64 CPUs: cpus_allowed as Python ints
+WIDE_TASK_DTYPE = np.dtype([(name, object if name == "cpus_allowed" else TASK_DTYPE[name])
+                            for name in TASK_DTYPE.names])
 BURST_DTYPE = np.dtype([("tid", np.int64), ("cpu", np.int64), ("start_ns", np.int64),
                         ("end_ns", np.int64)])
 WAIT_DTYPE = np.dtype([("tid", np.int64), ("start_ns", np.int64), ("end_ns", np.int64)])
@@ -520,7 +659,9 @@ def _nice_of(prio):
 class Trace:
     """What a trace file says each task did (see the module docstring).
 
-    tasks: one row per task (TASK_DTYPE), in the order first seen;
+    tasks: one row per task (TASK_DTYPE), in the order first seen; its
+    cpus_allowed is a bit mask of the CPUs, a uint64 unless the trace names a
+    CPU above 63 (WIDE_TASK_DTYPE: Python ints, CPUs up to MAX_CPUS - 1);
     bursts, waits, blocks, wakeups, forks, exits, migrations: structured
     arrays of the intervals and events, by time (None where
     ``load(intervals=False)`` did not keep them); start_ns, end_ns: the
@@ -545,7 +686,8 @@ class Trace:
                          p.wait_ns, p.sleep_ns, p.block_ns, p.nvcsw, p.nivcsw,
                          p.nvcsw + p.nivcsw, p.nr_wakeups, p.lat_count, p.lat_sum, p.lat_max,
                          p.nr_migrations, p.runtime_ns, p.start_ns, p.exit_ns, p.forked))
-        self.tasks = np.array(rows, dtype=TASK_DTYPE)
+        wide = any(row[7] >> 64 for row in rows)
+        self.tasks = np.array(rows, dtype=WIDE_TASK_DTYPE if wide else TASK_DTYPE)
         self.cpus = np.array(sorted(r.cpu_curr), dtype=np.int64)
         tids = np.array([p.tid for p in r.order], dtype=np.int64)
         self.forks = _table(FORK_DTYPE, r.forks, "time_ns")
@@ -629,7 +771,10 @@ def load(path, *, intervals=True):
     forks and exits: memory then follows the number of tasks, not the
     length of the trace.  A line that is not in the format raises
     TraceFormatError (a ValueError) naming the file, the line number and
-    what was expected."""
+    what was expected: that includes a number out of its range (a CPU above
+    MAX_CPUS - 1, a pid or prio beyond the kernel's int, a time or a runtime
+    beyond 64-bit nanoseconds), a line longer than MAX_LINE characters and
+    a damaged gzip stream."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"load needs a path, not {type(path).__name__}")
     return Trace(_read(path, bool(intervals)))

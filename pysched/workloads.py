@@ -11,11 +11,14 @@ it spawned::
     sim = w.simulator("linux-2.5.65", cpus=2, record="events")
     sim.run(seconds=w.duration or 10)        # duration None: rt-app's -1
 
-Every event maps to program ops (README, "rt-app workloads", says how and
+Every event maps to program ops (docs/guide/interbench-rtapp.md says how and
 where the model differs from rt-app); a key or a value rt-app would not take,
 or one that pysched cannot simulate, is an error naming the key and where it
 is: ``tasks.thread0.phases.p1: unsupported event 'mem' (...)``.  A wrong type
-is a TypeError, anything else a ValueError.
+is a TypeError, anything else a ValueError.  So is a workload that expands
+beyond MAX_OPS program ops (counted before any is built: a barrier task's
+instances have a program each), nests deeper than MAX_DEPTH, or (a dict)
+contains itself.
 """
 import json
 import os
@@ -30,6 +33,23 @@ from .simulator import MAX_SECONDS, Simulator
 
 US_MAX = 2**31 - 1      # rt-app reads every number into a C int
 MAX_INSTANCES = 100_000
+# What a workload may expand to, checked before any program is built: the
+# ops of the programs built -- a task's once, shared by its instances, or
+# once per instance for a task that meets at a barrier -- plus one per
+# thread.  A million ops take 2-5 s and about 200 MiB to build.
+MAX_OPS = 1_000_000
+# how deep objects and arrays may nest (rt-app's deepest is 6: the workload,
+# tasks, a task, phases, a phase, a timer), and how many values a dict may
+# hold, each counted where it appears (a sub-dict shared by two keys twice:
+# 25 levels of them would unfold into 2^25); a million take about 4 s
+MAX_DEPTH = 32
+MAX_VALUES = 1_000_000
+# a barrier of up to this many threads: each posts every other one's
+# channel, so that the last to arrive releases the others at once, as
+# rt-app's broadcast does ((n - 1)^2 posts a crossing); a larger one
+# gathers at its first thread, which then releases the others (each other
+# thread two ops, the first 2 (n - 1) ops a crossing)
+BARRIER_ALL_TO_ALL = 64
 MAX_THREADS = 10_000_000  # Simulator's max_tasks at most
 MAX_CPU = 63            # the simulator's CPUs are 0..63 at most
 NAME_BYTES = 31         # Simulator.spawn's longest name
@@ -170,6 +190,7 @@ def _strip(text, origin):
     out = list(text)
     n = len(text)
     last = -1  # the last significant character kept
+    depth = 0  # of objects and arrays: json's parser recurses on each
     i = 0
     while i < n:
         c = text[i]
@@ -190,6 +211,14 @@ def _strip(text, origin):
                 raise ValueError(f"{origin}: the /* comment at line {line} is not closed")
             j += 2
         else:
+            if c in "{[":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = text.count("\n", 0, i) + 1
+                    raise ValueError(f"{origin}: objects and arrays nest deeper than "
+                                     f"{MAX_DEPTH} levels at line {line}")
+            elif c in "}]":
+                depth -= 1
             if c in "}]" and last >= 0 and out[last] == ",":
                 out[last] = " "
             if not c.isspace():
@@ -203,24 +232,57 @@ def _strip(text, origin):
     return "".join(out)
 
 
-def _from_python(v):
+def _from_python(v, path, inside, count):
+    """v as json.loads would give it (objects as _Obj).  path: the keys and
+    ([index],) that lead to it; inside: the ids of the dicts and lists that
+    hold it; count: [the values so far]."""
+    count[0] += 1
+    if count[0] > MAX_VALUES:
+        raise ValueError(f"the workload holds more than {MAX_VALUES:,} values (a dict or list "
+                         f"that appears twice counts twice)")
+    if not isinstance(v, (dict, list, tuple, np.ndarray)):
+        return v
+    if id(v) in inside:
+        raise ValueError(f"{_path(path)} contains itself")
+    if len(inside) == MAX_DEPTH:
+        raise ValueError(f"{_path(path)}: objects and arrays nest deeper than {MAX_DEPTH} levels")
+    inside.add(id(v))
     if isinstance(v, dict):
-        return _Obj((k, _from_python(x)) for k, x in v.items())
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [_from_python(x) for x in v]
-    return v
+        out = _Obj()
+        for k, x in v.items():
+            path.append(k)
+            out.append((k, _from_python(x, path, inside, count)))
+            path.pop()
+    else:
+        out = []
+        for i, x in enumerate(v):
+            path.append((i,))
+            out.append(_from_python(x, path, inside, count))
+            path.pop()
+    inside.remove(id(v))
+    return out
+
+
+def _path(path):
+    return "the workload" + "".join(f"[{k[0]}]" if isinstance(k, tuple) else f".{k}"
+                                    for k in path)
 
 
 def _load(source):
     if isinstance(source, dict):
-        return _from_python(source), None
+        return _from_python(source, [], set(), [0]), None
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            try:
+                text = f.read()
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}: not UTF-8 text: {e}") from None
+        text = _strip(text, path)
         try:
-            return json.loads(_strip(text, path), object_pairs_hook=_Obj), path
-        except json.JSONDecodeError as e:
+            return json.loads(text, object_pairs_hook=_Obj), path
+        except ValueError as e:
+            # a JSONDecodeError, or an int of more digits than int() takes
             raise ValueError(f"{path}: not JSON: {e}") from None
     raise TypeError(f"from_rtapp takes a path or a dict, not {type(source).__name__}")
 
@@ -447,10 +509,24 @@ def _refs(task, kinds):
 
 # ---------------------------------------------------------------- building the programs
 
+class _OpCount:
+    """Stands for a Program while a workload's ops are counted: each method
+    is one op, as a Program's is."""
+
+    def __init__(self):
+        self.n = 0
+
+    def _op(self, *args, **kwargs):
+        self.n += 1
+        return self
+
+    run = sleep = timer = wait = post = loop = end = yield_ = fork = setscheduler = nice = _op
+
+
 class _Builder:
     def __init__(self, tasks):
         self.tasks = tasks
-        self.mutexes = []
+        self.mutexes = {}  # the mutexes' channels, in the order first used
         # threads that may wait on each condition: the instances of the
         # tasks that wait or sync on it, and one per fork event of such a task
         forks = {}
@@ -462,26 +538,73 @@ class _Builder:
                             raise ValueError(f"{ph.where}: {key} names task {v!r}, which is "
                                              f"not in tasks{did_you_mean(v, tasks)}")
                         forks[v] = forks.get(v, 0) + 1
+        self.conds = {t.name: _refs(t, ("wait", "sync")) for t in tasks.values()}
         self.waiters = {}
         for t in tasks.values():
-            for c in _refs(t, ("wait", "sync")):
+            for c in self.conds[t.name]:
                 self.waiters[c] = self.waiters.get(c, 0) + t.instance + forks.get(t.name, 0)
         # the threads that meet at each barrier (rt-app counts the users
-        # from the file: the instances of the tasks that name it)
-        self.barriers = {}
+        # from the file: the instances of the tasks that name it), numbered
+        # in the file's order: barrier -> {task: its first thread's number}
+        self.barriers, self.barrier_size = {}, {}
         for t in tasks.values():
             for b in sorted(_refs(t, ("barrier",))):
-                self.barriers.setdefault(b, []).extend((t.name, i) for i in range(t.instance))
+                self.barriers.setdefault(b, {})[t.name] = self.barrier_size.get(b, 0)
+                self.barrier_size[b] = self.barrier_size.get(b, 0) + t.instance
         self.forked = {name: Program() for name in forks}
         for name in forks:
             if _refs(tasks[name], ("barrier",)):
                 raise ValueError(f"tasks.{name}: a forked task cannot use a barrier (rt-app: "
                                  f"the number of its users must be known from the file)")
+        # the events that become no op are dropped, so that a program built
+        # reads no more events than it gets ops (MAX_OPS bounds the work)
+        for t in tasks.values():
+            for ph in t.phases:
+                ph.events = [e for e in ph.events if not self._no_op(t, *e)]
+        self.at_barrier = {t.name for t in tasks.values() if _refs(t, ("barrier",))}
+
+    def _no_op(self, task, key, kind, v):
+        if kind in ("run", "runtime", "sleep"):
+            return v == 0
+        if kind == "timer":
+            return v["period"] == 0
+        if kind == "broad":
+            return self._broadcasts(task, v) <= 0
+        if kind == "barrier":
+            return self.barrier_size[v] <= 1
+        return False
+
+    def _broadcasts(self, task, cond):
+        """The posts of a broad of cond by task: one per other thread that may wait on it."""
+        return self.waiters.get(cond, 0) - (cond in self.conds[task.name])
+
+    def ops(self):
+        """The ops the programs will have, plus one per thread (see
+        MAX_OPS), counted without building them."""
+        def count(task, instance):
+            c = _OpCount()
+            self.program(task, c, instance)
+            return c.n
+
+        total = 0
+        for t in self.tasks.values():
+            if t.instance == 0 and t.name not in self.forked:
+                total += count(t, None)
+            elif t.instance:
+                total += t.instance + count(t, 0)
+                if t.name in self.at_barrier and t.instance > 1:
+                    # a barrier's first thread may differ from the others;
+                    # those are alike
+                    total += (t.instance - 1) * count(t, 1)
+        for name in self.forked:
+            c = _OpCount()
+            self.fork_program(self.tasks[name], c)
+            total += c.n
+        return total
 
     def mutex(self, name):
         ch = channel("mutex", name)
-        if ch not in self.mutexes:
-            self.mutexes.append(ch)
+        self.mutexes.setdefault(ch)
         return ch
 
     def program(self, task, prog=None, instance=None):
@@ -545,7 +668,7 @@ class _Builder:
         elif kind == "signal":
             prog.post(channel("cond", v))
         elif kind == "broad":
-            n = self.waiters.get(v, 0) - (v in _refs(task, ("wait", "sync")))
+            n = self._broadcasts(task, v)
             if n > 0:
                 self._repeat(prog, n, lambda: prog.post(channel("cond", v)))
         elif kind in ("wait", "sync"):
@@ -553,14 +676,17 @@ class _Builder:
             if kind == "sync":
                 prog.post(cond)
             prog.post(mutex).wait(cond).wait(mutex)  # pthread_cond_wait
-        elif kind == "barrier":
-            users = self.barriers[v]
-            if len(users) > 1 and (task.name, instance) in users:
-                me = users.index((task.name, instance))
-                for k in range(len(users)):
-                    if k != me:
-                        prog.post(channel("barrier", v, k))
-                self._repeat(prog, len(users) - 1, lambda: prog.wait(channel("barrier", v, me)))
+        elif kind == "barrier" and instance is not None:
+            n, me = self.barrier_size[v], self.barriers[v][task.name] + instance
+            mine = channel("barrier", v, me)
+            if n <= BARRIER_ALL_TO_ALL:
+                self._post_others(prog, v, n, me)
+                self._repeat(prog, n - 1, lambda: prog.wait(mine))
+            elif me == 0:
+                self._repeat(prog, n - 1, lambda: prog.wait(mine))
+                self._post_others(prog, v, n, me)
+            else:
+                prog.post(channel("barrier", v, 0)).wait(mine)
         elif kind == "yield":
             prog.yield_()
         elif kind == "fork":
@@ -574,6 +700,17 @@ class _Builder:
             prog.fork(self.forked[v])
 
     @staticmethod
+    def _post_others(prog, barrier, n, me):
+        """Post the channel of each thread of the barrier but me (a count
+        adds them up without naming them)."""
+        if isinstance(prog, _OpCount):
+            prog.n += n - 1
+            return
+        for k in range(n):
+            if k != me:
+                prog.post(channel("barrier", barrier, k))
+
+    @staticmethod
     def _repeat(prog, n, op):
         if n > 2:
             prog.loop(n)
@@ -583,10 +720,10 @@ class _Builder:
             for _ in range(n):
                 op()
 
-    def fork_program(self, task):
+    def fork_program(self, task, prog=None):
         """What a fork of task runs: its own policy and nice first (a
         forked thread starts as a copy of its parent), then its program."""
-        prog = self.forked[task.name]
+        prog = self.forked[task.name] if prog is None else prog
         if task.policy == "normal":
             prog.setscheduler("normal").nice(task.nice)
         else:
@@ -604,8 +741,8 @@ def _thread_name(task, index):
 
 def from_rtapp(path_or_dict):
     """An rt-app workload (a JSON file, comments allowed, or the dict it
-    holds) as a :class:`Workload`; see the module docstring and the README's
-    "rt-app workloads" for what is read and how it is simulated."""
+    holds) as a :class:`Workload`; see the module docstring and
+    docs/guide/interbench-rtapp.md for what is read and how it is simulated."""
     root, path = _load(path_or_dict)
     root = _obj("the workload", root)
     ignored = []
@@ -636,13 +773,18 @@ def from_rtapp(path_or_dict):
             raise ValueError(f"tasks: task {name!r} given twice")
         tasks[name] = _parse_task(name, v, default_policy, ignored)
     b = _Builder(tasks)
+    ops = b.ops()
+    if ops > MAX_OPS:
+        raise ValueError(f"the workload expands to {ops:,} program ops (one per thread "
+                         f"included), more than the {MAX_OPS:,} allowed (MAX_OPS): fewer "
+                         f"instances or events")
     threads, index = [], 0
     for t in tasks.values():
         shared = None
         if t.instance == 0 and t.name not in b.forked:
             b.program(t)  # never run, but checked as the others are
         for i in range(t.instance):
-            if _refs(t, ("barrier",)):
+            if t.name in b.at_barrier:
                 prog = b.program(t, instance=i)
             else:
                 if shared is None:

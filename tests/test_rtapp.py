@@ -489,3 +489,154 @@ def test_from_rtapp_takes_a_path_or_a_dict():
         workloads.from_rtapp([])
     w = workloads.from_rtapp(str(DATA / "test.json"))
     assert w.source == str(DATA / "test.json")
+
+
+# ---------------------------------------------------------------- barriers of many threads, bounds
+
+def barrier_task(instance, loop=1, run=100):
+    return {"instance": instance, "loop": loop, "run": run, "barrier": "b"}
+
+
+def test_a_barrier_of_1100_threads_runs_with_a_few_ops_a_thread():
+    # each thread posted every other one's channel: 1.2 million ops and a
+    # livelock at the first crossing (a million actions at one instant)
+    w = workloads.from_rtapp({"tasks": {"t": barrier_task(1100, loop=3)}})
+    first, *others = (t.program for t in w.threads)
+    assert max(len(p.ops) for p in others) == 5          # loop, run, post, wait, end
+    # the first waits for the others' posts in a loop, then posts each of them
+    assert len(first.ops) == 6 + 1099
+    sim = w.simulator(PRESET, cpus=2)
+    sim.run(seconds=1)
+    st = sim.stats()
+    assert (st["cpu_ns"] == 300_000).all() and (st["exit_ns"] >= 0).all() and len(st) == 1100
+
+
+@pytest.mark.parametrize("fast", [2, 99])   # 3 threads meet all to all, 100 at the first
+def test_no_thread_passes_a_barrier_before_the_last_arrives(fast):
+    w = workloads.from_rtapp({"tasks": {
+        "fast": {"instance": fast, "loop": 1, "run0": 1000, "barrier": "b", "run1": 1000},
+        "slow": {"instance": 1, "loop": 1, "run0": 50_000, "barrier": "b", "run1": 1000}}})
+    assert len(w.threads) == fast + 1
+    sim = w.simulator(PRESET, cpus=4)
+    sim.run(seconds=0.045)
+    # the slow thread has not arrived (it needs 50 ms of CPU): the fast ones wait there
+    assert sim.task(fast + 1).cpu_ns < 50 * MS
+    assert all(sim.task(pid).cpu_ns == MS for pid in range(1, fast + 1))
+    sim.run(seconds=1)
+    assert [sim.task(pid).cpu_ns for pid in range(1, fast + 2)] == [2 * MS] * fast + [51 * MS]
+    slow_arrives = 50 * MS
+    assert min(sim.task(pid).exit_ns for pid in range(1, fast + 1)) > slow_arrives
+
+
+def test_a_workload_expanding_beyond_max_ops_is_refused_before_anything_is_built(monkeypatch):
+    def no_program():
+        raise AssertionError("a program was built")
+
+    monkeypatch.setattr(workloads, "Program", no_program)
+    events = {**{f"lock{i}": "m" for i in range(20)}, **{f"unlock{i}": "m" for i in range(20)}}
+    # 50,000 threads at a barrier: a program each, of 4 + 40 ops, and each thread one
+    with pytest.raises(ValueError, match=r"^the workload expands to 2,300,000 program ops \(one "
+                                         r"per thread included\), more than the 1,000,000 "
+                                         r"allowed \(MAX_OPS\)"):
+        workloads.from_rtapp({"tasks": {"t": {"instance": 50_000, "barrier": "b", **events}}})
+
+
+def test_the_ops_counted_are_the_ops_built(monkeypatch):
+    built = []
+    program = workloads._Builder.program
+
+    def spy(self, task, prog=None, instance=None):
+        out = program(self, task, prog, instance)
+        if isinstance(out, ps.Program):
+            built.append(len(out.ops))
+        return out
+
+    monkeypatch.setattr(workloads._Builder, "program", spy)
+    counted = []
+    ops = workloads._Builder.ops
+    monkeypatch.setattr(workloads._Builder, "ops", lambda self: counted.append(ops(self)) or
+                        counted[-1])
+    mixed = {"tasks": {
+        "a": {"instance": 70, "run": 10, "barrier": "b", "lock": "m", "unlock": "m"},
+        "c": {"instance": 2, "loop": 3, "phases": {"p": {"barrier": "b", "broad": "x", "run": 0,
+                                                       "wait": {"ref": "x", "mutex": "m"}}}},
+        "d": {"instance": 3, "priority": 5, "phases": {"p": {"loop": 4, "run": 1, "barrier": "e"},
+                                                       "q": {"policy": "SCHED_FIFO", "sleep": 9}}},
+        "f": {"instance": 0, "run": 5, "fork": "g"},
+        "g": {"instance": 0, "run": 1, "signal": "x"}}}
+    for source in [DATA / name for name in EXAMPLES] + [mixed]:
+        built.clear()
+        w = workloads.from_rtapp(source)
+        assert counted[-1] == sum(built) + len(w.threads) > len(w.threads)
+
+
+def test_a_76_byte_barrier_of_4000_threads_expands_to_a_few_ops_a_thread():
+    w = workloads.from_rtapp({"tasks": {"t": {"instance": 4000, "run": 1, "barrier": "b"}}})
+    # each thread loops for ever on: run, post the first's channel, wait on
+    # its own; the first waits in a loop for the 3,999 others, then posts
+    # each of them (it built 16 million ops, in 30 s and 2.6 GiB)
+    assert sum(len(t.program.ops) for t in w.threads) == 3999 * 5 + 6 + 3999
+
+
+def test_nesting_deeper_than_32_levels_is_refused(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"tasks": {"t": {"run": ' + "[" * 100_000 + "]" * 100_000 + "}}}")
+    with pytest.raises(ValueError, match=r"deep\.json: objects and arrays nest deeper than 32 "
+                                         r"levels at line 1$"):
+        workloads.from_rtapp(path)
+    deep = inner = {}
+    for _ in range(10_000):
+        inner["x"] = {}
+        inner = inner["x"]
+    with pytest.raises(ValueError, match=r"^the workload(\.x)+: objects and arrays nest deeper "
+                                         r"than 32 levels$"):
+        workloads.from_rtapp(deep)
+    # 32 levels are read (and then refused for what they hold)
+    path.write_text('{"tasks": {"t": {"run": ' + "[" * 29 + "]" * 29 + "}}}")
+    with pytest.raises(TypeError, match="run must be an int, not list"):
+        workloads.from_rtapp(path)
+
+
+def test_a_dict_that_contains_itself_is_refused():
+    w = {"tasks": {"t": {"run": 1000}}}
+    w["tasks"]["t"]["phases"] = w
+    with pytest.raises(ValueError, match=r"^the workload\.tasks\.t\.phases contains itself$"):
+        workloads.from_rtapp(w)
+    loop = [1]
+    loop.append(loop)
+    with pytest.raises(ValueError, match=r"^the workload\.tasks\.t\.cpus\[1\] contains itself$"):
+        workloads.from_rtapp({"tasks": {"t": {"run": 1000, "cpus": loop}}})
+
+
+def test_a_dict_sharing_values_is_counted_as_it_unfolds(monkeypatch):
+    assert workloads.MAX_VALUES == 1_000_000
+    monkeypatch.setattr(workloads, "MAX_VALUES", 5_000)
+    level = {"run": 1}
+    for _ in range(25):   # 2^25 values once each dict's two keys are unfolded
+        level = {"a": level, "b": level}
+    with pytest.raises(ValueError, match=r"^the workload holds more than 5,000 values \(a "
+                                         r"dict or list that appears twice counts twice\)$"):
+        workloads.from_rtapp({"tasks": {"t": {"run": 1, "x": level}}})
+    # a phase shared by two tasks is read twice
+    phase = {"run": 1000, "sleep": 1000}
+    w = workloads.from_rtapp({"tasks": {"a": {"phases": {"p": phase}},
+                                        "b": {"phases": {"p": phase}}}})
+    assert [t.program.ops == w.threads[0].program.ops for t in w.threads] == [True, True]
+
+
+def test_a_file_that_is_not_json_or_not_utf8_names_itself(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text('{"tasks": {"t": {"run": ' + "9" * 5000 + "}}}")
+    with pytest.raises(ValueError, match=r"big\.json: not JSON: Exceeds the limit \(4300 digits\)"):
+        workloads.from_rtapp(path)
+    path.write_bytes(b'{"tasks": {"t\xff": {"run": 1}}}')
+    with pytest.raises(ValueError, match=r"big\.json: not UTF-8 text"):
+        workloads.from_rtapp(path)
+
+
+def test_the_rtapp_fuzzer_runs_200_inputs_without_a_finding(tmp_path):
+    import fuzz_rtapp
+
+    n, outcomes, findings = fuzz_rtapp.run(None, seed=1, out=str(tmp_path), iterations=200)
+    assert n == 200 and findings == []
+    assert outcomes["ValueError"] > 50 and outcomes["TypeError"] > 10 and outcomes["ran"] > 10

@@ -3,6 +3,9 @@ back with pysched.trace.load gives the run's own per-task numbers; the
 reader takes perf's and trace-cmd's text; a damaged file is refused with
 the line and what was expected."""
 import gzip
+import random
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -167,6 +170,43 @@ def test_the_export_writes_the_kernels_fields(tmp_path):
     assert all(ln[16] == " " and "[000]" in ln for ln in lines)
 
 
+def starved_on_cpu_2():
+    """A 4-CPU run in which real-time hogs hold every CPU: 'starved' (pinned
+    to CPU 2) and 'moved' (queued on CPU 2, later pulled to CPU 0 by the
+    balancer) never run."""
+    sim = ps.Simulator("linux-2.5.65", cpus=4, record="events")
+    for cpu in range(4):
+        sim.spawn(ps.programs.cpu_hog(), name=f"rt{cpu}", policy="fifo", rt_priority=50,
+                  cpus_allowed=[cpu])
+    sim.spawn(ps.programs.cpu_hog(), name="starved", cpus_allowed=[2])
+    sim.spawn(ps.programs.cpu_hog(), name="moved", cpu=2)
+    sim.run(seconds=0.5)
+    return sim
+
+
+def test_a_task_that_never_ran_waits_on_the_cpu_it_was_queued_on(tmp_path):
+    sim = starved_on_cpu_2()
+    assert [sim.task(pid).cpu_ns for pid in (5, 6)] == [0, 0]
+    path = tmp_path / "run.txt"
+    sim.export_ftrace(path)
+    text = path.read_text()
+    news = {line.split("comm=")[1].split()[0]: line for line in text.splitlines()
+            if "sched_wakeup_new" in line}
+    for name in ("starved", "moved"):
+        assert "[002]" in news[name] and news[name].endswith("target_cpu=002")
+    assert "comm=moved pid=6 prio=125 orig_cpu=2 dest_cpu=0" in text
+    # read back as perf's text (without the export's own header), both
+    # waited on CPU 2 (the moved one until its migration, which is no run)
+    bare = tmp_path / "bare.txt"
+    bare.write_text("".join(line for line in text.splitlines(keepends=True)
+                            if not line.startswith("# pysched task:")))
+    t = tr.load(bare)
+    starved, moved = t.task("starved"), t.task("moved")
+    assert starved["cpus_allowed"] == 1 << 2 and starved["wait_ns"] == sim.now_ns
+    assert moved["cpus_allowed"] == 1 << 2 and moved["cpu_ns"] == 0
+    assert t.migrations[t.migrations["tid"] == 6][["orig_cpu", "dest_cpu"]].tolist() == [(2, 0)]
+
+
 def test_a_run_without_the_event_log_says_how_to_record_one(tmp_path):
     sim = ps.Simulator("linux-2.5.65")
     sim.spawn(ps.programs.cpu_hog())
@@ -309,3 +349,204 @@ def test_load_checks_its_argument(tmp_path):
         t.task(99)
     with pytest.raises(KeyError, match="comms"):
         t.task("nobody")
+
+
+# ---------------------------------------------------------------- large machines, numbers out of range
+
+def on_cpu(text, cpu):
+    """GOOD with its CPU 1 as CPU `cpu`."""
+    return text.replace("[001]", f"[{cpu:03d}]").replace("dest_cpu=1", f"dest_cpu={cpu}")
+
+
+@pytest.mark.parametrize("cpu", [64, 255, 4095])
+def test_a_capture_of_a_machine_of_up_to_4096_cpus_loads(tmp_path, cpu):
+    path = tmp_path / "big.txt"
+    path.write_text(on_cpu(GOOD, cpu))
+    t = tr.load(path)
+    assert t.cpus.tolist() == [0, cpu]
+    perf = t.task(5407)
+    # woken for CPU 0, moved to `cpu` and run there, as on a 2-CPU machine
+    assert perf["cpus_allowed"] == 1 | 1 << cpu and t.tasks.dtype == tr.WIDE_TASK_DTYPE
+    assert perf["cpu_ns"] == (987205586 - 987194802) + (987458209 - 987300000)
+    assert t.bursts["cpu"].tolist() == [0, 0, cpu] and t.migrations["dest_cpu"].tolist() == [cpu]
+
+
+def test_a_capture_of_up_to_64_cpus_keeps_its_masks_as_uint64(tmp_path):
+    path = tmp_path / "ok.txt"
+    path.write_text(on_cpu(GOOD, 63))
+    t = tr.load(path)
+    assert t.tasks.dtype == tr.TASK_DTYPE and t.task(5407)["cpus_allowed"] == 1 | 1 << 63
+
+
+def test_a_replay_of_more_cpus_than_the_simulator_has_says_so(tmp_path):
+    path = tmp_path / "big.txt"
+    text = on_cpu(GOOD, 4095)
+    for cpu in range(2, 100):
+        text += f"         swapper     0/0     [{cpu:03d}] 87142.987458209:       " \
+                f"sched:sched_switch: prev_comm=swapper/{cpu} prev_pid=0 prev_prio=120 " \
+                f"prev_state=R ==> next_comm=swapper/{cpu} next_pid=0 next_prio=120\n"
+    path.write_text(text)
+    t = tr.load(path)
+    assert len(t.cpus) == 100
+    with pytest.raises(ValueError, match=r"the trace has 100 CPUs and the simulator at most 64: "
+                                         r"pass cpus="):
+        t.to_workload()
+    # folded onto 4 CPUs it replays: trace CPU 4095 (the 100th) runs as CPU 99 mod 4
+    w = t.to_workload(cpus=4, tasks=["perf"])
+    assert w.cpus == 4 and w.tasks[0].cpus_allowed == (0, 3)
+    sim = w.run("linux-2.5.65", seconds=0.01)
+    assert sim.task(1).cpu_ns > 0
+
+
+LATE = """\
+         swapper     0/0     [000] 9223372035.000000000: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=100 next_prio=120
+             hog   100/100   [000] 9223372035.600000000: sched:sched_switch: prev_comm=hog prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+         swapper     0/0     [000] 9223372035.700000000: sched:sched_waking: comm=hog pid=100 prio=120 target_cpu=000
+         swapper     0/0     [000] 9223372035.700000100: sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=100 next_prio=120
+             hog   100/100   [000] 9223372036.800000000: sched:sched_switch: prev_comm=hog prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+"""
+
+
+def test_a_capture_at_the_end_of_64_bit_time_replays_its_cpu(tmp_path):
+    # 0.6 s of CPU, then a burst ending 55 ms before 2^63 ns: the CPU used
+    # by a time in it was that 0.6 s plus the time, which overflowed int64
+    # before the burst's start was taken off
+    path = tmp_path / "late.txt"
+    path.write_text(LATE)
+    t = tr.load(path)
+    assert t.task("hog")["cpu_ns"] == 600_000_000 + 1_099_999_900
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = t.to_workload()
+    assert w.tasks[0].demand_ns == 1_699_999_900
+
+
+@pytest.mark.parametrize("cpu", ["4096", "4294967295"])
+def test_a_cpu_above_4095_is_refused_with_its_line(tmp_path, cpu):
+    e = damaged(tmp_path, GOOD.replace("[001]", f"[{cpu}]"))
+    assert e.lineno == 6 and f"a CPU in 0..4095 (a machine of at most 4,096 CPUs), not {cpu}" in str(e)
+
+
+ENORMOUS = "9" * 5000
+
+
+@pytest.mark.parametrize("old,new,lineno,expected", [
+    ("target_cpu=000", "target_cpu=5000", 3, "a CPU in 0..4095"),
+    ("dest_cpu=1", f"dest_cpu={ENORMOUS}", 4, "a CPU in 0..4095 (a machine of at most 4,096 CPUs), "
+                                             f"not {'9' * 20}... (5000 characters)"),
+    ("next_pid=18 ", "next_pid=2147483648 ", 2, "a next_pid in -2147483648..2147483647, not 2147483648"),
+    ("prev_pid=18 ", f"prev_pid={ENORMOUS} ", 5, "a prev_pid in -2147483648..2147483647"),
+    ("18/18    [000] 87142.987209667", "18/99999999999 [000] 87142.987209667", 3,
+     "a tid in -2147483648..2147483647, not 99999999999"),
+    ("prio=130", "prio=-99999999999", 7, "a prio in -2147483648..2147483647, not -99999999999"),
+    ("87142.987458209", "99999999999.987458209", 7,
+     "a time of at most 9223372036.854775807 s (nanoseconds in 64 bits), not 99999999999.987458209"),
+    ("87142.987458209", f"{ENORMOUS}.987458209", 7, "a time of at most 9223372036.854775807 s"),
+    ("runtime=26452", "runtime=9223372036854775808", 1,
+     "a runtime in 0..9223372036854775807, not 9223372036854775808"),
+])
+def test_a_number_out_of_its_range_names_its_field_its_range_and_its_line(tmp_path, old, new, lineno,
+                                                                         expected):
+    assert old in GOOD
+    e = damaged(tmp_path, GOOD.replace(old, new))
+    assert e.lineno == lineno and expected in str(e)
+
+
+def test_runtimes_adding_up_past_64_bits_are_refused(tmp_path):
+    line = GOOD.splitlines(keepends=True)[0]
+    big = line.replace("runtime=26452", f"runtime={2**62}")
+    e = damaged(tmp_path, big * 2 + line.replace("runtime=26452", "runtime=1"))
+    assert e.lineno == 2 and "runtimes adding up to at most 9223372036854775807 ns for pid 5407" \
+        in str(e)
+
+
+@pytest.mark.parametrize("old,new,lineno,expected", [
+    ("nice=0", "nice=99", 2, "a nice in -20..19, not 99"),
+    ("pid=1 ", f"pid={ENORMOUS} ", 2, "a pid in 0..2147483647"),
+    ("rt_priority=0", "rt_priority=100", 2, "an rt_priority in 0..99"),
+    ("policy=normal", "policy=batch", 2, "a policy of normal, fifo, rr, not batch"),
+    ("cpus_allowed=0x3", f"cpus_allowed={1 << 4096:#x}", 2, "cpus_allowed, a mask of CPUs 0..4095"),
+    ("end_ns={end}", f"end_ns={ENORMOUS}", 1, "an end_ns in 0..9223372036854775807"),
+])
+def test_an_exports_header_out_of_range_is_refused(tmp_path, old, new, lineno, expected):
+    sim = ps.Simulator("linux-2.5.65", cpus=2, record="events")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.run(seconds=0.05)
+    sim.export_ftrace(tmp_path / "run.txt")
+    text = (tmp_path / "run.txt").read_text()
+    old = old.format(end=sim.now_ns)
+    assert old in text
+    e = damaged(tmp_path, text.replace(old, new, 1))
+    assert e.lineno == lineno and expected in str(e)
+
+
+def test_a_damaged_gzip_stream_is_refused_with_its_line(tmp_path):
+    blob = bytearray(gzip.compress(GOOD.encode() * 50))
+    blob[10] |= 0x06     # the first deflate block's type: 3, which does not exist
+    path = tmp_path / "bad.txt.gz"
+    path.write_bytes(bytes(blob))
+    with pytest.raises(tr.TraceFormatError, match=r"line 1: expected a readable gzip stream "
+                                                  r"\(Error -3 while decompressing data: invalid "
+                                                  r"block type\)"):
+        tr.load(path)
+
+
+def test_a_line_of_blanks_is_refused_in_time_linear_in_its_length(tmp_path):
+    # the headers are searched for after the comm, and no pattern starts
+    # with a run that a following one could share: `\s*(.*?)\s+` in front
+    # of perf's took seconds on 1,000 blanks, and time cubic in their number
+    for head in (tr._PERF_HEAD, tr._FTRACE_HEAD):
+        assert not head.pattern.startswith(("\\s*", "(.*", ".*"))
+    for n in (1_000, 100_000):
+        e = damaged(tmp_path, GOOD + " " * n + "x\n")
+        assert e.lineno == 8 and "COMM PID/TID [CPU]" in str(e)
+
+
+def test_a_line_without_end_is_refused_at_its_limit(tmp_path):
+    e = damaged(tmp_path, GOOD + "x" * (tr.MAX_LINE + 1) + "\n")
+    assert e.lineno == 8 and "a line of at most 1,048,576 characters" in str(e)
+
+
+TOKENS = [" ", "x", "a b", "1", "-2", ":", "[", "]", " [", "=", "R+", " ==> ", "prev_comm=",
+          " prev_pid=", " prev_prio=", " prev_state=", "next_comm=", " next_pid=", " next_prio=",
+          "comm=", " pid=", " child_comm=", " child_pid="]
+
+
+def test_the_fields_with_two_comms_are_read_as_their_regex_reads_them():
+    # the regexes the linear matchers stand for (each comm as long as it can be)
+    regexes = {
+        "switch": re.compile(r"prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=(\S+) "
+                             r"==> next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)"),
+        "switch, libtraceevent": re.compile(r"(.*):(-?\d+) \[(-?\d+)\] (\S+) ==> (.*):(-?\d+) "
+                                            r"\[(-?\d+)\]"),
+        "fork": re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)")}
+    matchers = {"switch": tr._FIELDS["sched_switch"][0],
+                "switch, libtraceevent": tr._FIELDS["sched_switch"][1],
+                "fork": tr._FIELDS["sched_process_fork"][0]}
+    rng = random.Random(7)
+
+    def comm():
+        return "".join(rng.choice(TOKENS) for _ in range(rng.randint(0, 6)))
+
+    matched = dict.fromkeys(regexes, 0)
+    for _ in range(5_000):
+        texts = {
+            "switch": f"prev_comm={comm()} prev_pid={rng.choice(['1', '-2', 'x'])} prev_prio=1 "
+                      f"prev_state={rng.choice(['R', 'S+', ''])} ==> next_comm={comm()} "
+                      f"next_pid=3 next_prio=4{rng.choice(['', comm()])}",
+            "switch, libtraceevent": f"{comm()}:1 [2] R ==> {comm()}:3 [4]{rng.choice(['', comm()])}",
+            "fork": f"comm={comm()} pid=1 child_comm={comm()} child_pid=2{rng.choice(['', comm()])}"}
+        for name, text in texts.items():
+            want = regexes[name].fullmatch(text)
+            got = matchers[name].fullmatch(text)
+            assert (got and tuple(got[1:])) == (want and want.groups()), text
+            matched[name] += want is not None
+    assert min(matched.values()) > 1_000
+
+
+def test_the_trace_fuzzer_runs_200_inputs_without_a_finding(tmp_path):
+    import fuzz_trace
+
+    n, outcomes, findings = fuzz_trace.run(None, seed=1, out=str(tmp_path), iterations=200)
+    assert n == 200 and findings == []
+    assert outcomes["TraceFormatError"] > 50 and outcomes["replayed"] > 10

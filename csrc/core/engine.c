@@ -549,7 +549,7 @@ __attribute__((noinline, cold)) static void pick_next_refused(const psModel *m, 
  * every switch: a range check, a multiply for the slot's start, and five
  * loads from the two lines of the task the switch reads next -- 23
  * instructions a switch (bench_cachesim (h): 931 -> 954 on 1 CPU), 0-4 ns
- * of 50-100 in bench_ticks (README, "Your own policy in C"). */
+ * of 50-100 in bench_ticks (docs/extending/c-policy.md). */
 static inline int pick_next_ok(const psData *d, int c, const psTask *next) {
   uintptr_t off = (uintptr_t)next - (uintptr_t)d->task;
   if (off >= (uintptr_t)d->ntask * sizeof(psTask) || off % sizeof(psTask)) return 0;
