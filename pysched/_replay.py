@@ -38,7 +38,7 @@ from ._core import MAX_CPUS
 from ._checks import check_int
 from .program import Program
 from .simulator import Simulator
-from .trace import NOT_WOKEN
+from .codes import NOT_WOKEN
 
 END_CHANNEL = "trace:end"   # posted by nobody: a task alive at the trace's end waits on it
 WAKE_EDGES = ("auto", "all", "none")

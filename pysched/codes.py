@@ -94,3 +94,8 @@ EVENT_FIELDS = {
         cpu="its CPU"),
 }
 
+# a loaded trace's blocks (pysched.trace): the waker column holds a task's
+# pid, or
+NO_WAKER = -1       # woken by the idle task (an interrupt on an idle CPU) or
+                    # switched in with no wakeup seen
+NOT_WOKEN = -2      # still blocked when the trace ends

@@ -46,7 +46,7 @@ from functools import partial
 
 import numpy as np
 
-from .codes import SCHED_POLICIES
+from .codes import NO_WAKER, NOT_WOKEN, SCHED_POLICIES
 from .frames import _pandas
 
 __all__ = ["load", "compare", "Trace", "TraceFormatError"]
@@ -169,10 +169,8 @@ _META = re.compile(r"# pysched task: pid=(\d+) ppid=(\d+) nice=(-?\d+) policy=(\
 # task states while reading
 _NEW, _RUNNABLE, _RUNNING, _BLOCKED, _DEAD, _UNSEEN = range(6)
 
-# the waker column of a blocked interval: a task's pid, or
-NO_WAKER = -1       # woken by the idle task (an interrupt on an idle CPU) or
-                    # switched in with no wakeup seen
-NOT_WOKEN = -2      # still blocked when the trace ends
+# the waker column of a blocked interval: a task's pid, NO_WAKER or
+# NOT_WOKEN (codes.py, where replay reads them too)
 
 # a blocked interval's prev_state, by its first letter; "?" blocked since
 # before the trace began
