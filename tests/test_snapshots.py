@@ -460,3 +460,18 @@ def test_a_crafted_accounting_mark_that_breaks_the_tiling_of_a_tasks_life_is_ref
     raw[since:since + 8] = (2).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: pid 1's counters"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_cpu_accounting_mark_below_its_busy_time_is_refused():
+    """A CPU's busy time is accounted up to run_since_ns: a crafted mark
+    moved back loaded, and the next accounting made the CPU busier than
+    the time that had passed (found by the pickle mutator)."""
+    sim = small("linux-2.5.65")
+    row = sim.cpu_stats()[0]
+    raw = bytearray(sim._core.snapshot())
+    # psCpu: run_since_ns and overhead_until_ns, then nr_switches, ticks, busy_ticks, busy_ns
+    run_since = at(raw, [row["nr_switches"], row["ticks"], row["busy_ticks"], row["busy_ns"]]) - 16
+    assert int.from_bytes(raw[run_since:run_since + 8], "little") <= sim.now_ns
+    raw[run_since:run_since + 8] = (7).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: cpu 0's counters"):
+        Sim.restore(resealed(raw))
