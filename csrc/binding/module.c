@@ -8,6 +8,7 @@
 #include <structmember.h>
 #include <dlfcn.h>
 
+#include "module_state.h"
 #include "policy_lib.h"
 #include "py_policy.h"
 #include "pysched.h"
@@ -24,27 +25,6 @@
 #ifndef PS_SANITIZE
 #define PS_SANITIZE 0
 #endif
-
-/* A policy library loaded at run time (pysched.build_policy).  It is never
- * unloaded: every simulator made from it, and every copy of one, points
- * into it. */
-typedef struct {
-  void *handle;
-  const psPolicyLibrary *lib;
-  char *origin;   /* its source file, for messages */
-  int active;     /* its presets answer to their names */
-} loaded_library;
-
-/* The type, the exceptions (pysched.Error and its kinds: a bad
- * configuration, a simulator in the wrong state, a broken invariant) and
- * the policy libraries loaded so far: a list that changes at run time, so
- * it lives here and not in the core, which has no globals. */
-typedef struct {
-  PyObject *sim_type;
-  PyObject *error, *config_error, *state_error, *invariant_error, *policy_error;
-  loaded_library *libs;
-  int nlibs, cap_libs;
-} module_state;
 
 typedef struct {
   PyObject_HEAD
@@ -148,7 +128,7 @@ static const psPreset *find_preset(const module_state *st, const char *name) {
 
 /* The preset a Python argument names: a preset name or a PolicyDef. */
 static const psPreset *preset_arg(const module_state *st, PyObject *o) {
-  const psPreset *p = pyp_preset(o);
+  const psPreset *p = pyp_preset(st, o);
   if (p) return p;
   if (!PyUnicode_Check(o)) {
     PyErr_Format(PyExc_TypeError, "preset must be a str or a Python policy, not %.100s",
@@ -557,7 +537,7 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_MemoryError, err);
     return -1;
   }
-  if (pyp_preset(preset)) self->pdef = Py_NewRef(preset);
+  if (pyp_preset(sim_state(self), preset)) self->pdef = Py_NewRef(preset);
   self->ready = 1;
   return 0;
 }
@@ -629,7 +609,7 @@ static PyObject *Sim_attach(SimObject *self, PyObject *inst) {
                     "already attached");
     return NULL;
   }
-  self->pctx = pyp_attach(self->pdef, inst, &self->m, &self->d);
+  self->pctx = pyp_attach(sim_state(self), self->pdef, inst, &self->m, &self->d);
   if (!self->pctx) return NULL;
   Py_RETURN_NONE;
 }
@@ -1119,7 +1099,7 @@ static PyObject *Sim_copy(SimObject *self, PyObject *args) {
   c->ready = 1;
   if (self->pdef) {
     c->pdef = Py_NewRef(self->pdef);
-    if (!(c->pctx = pyp_attach(c->pdef, inst, &c->m, &c->d))) {
+    if (!(c->pctx = pyp_attach(sim_state(self), c->pdef, inst, &c->m, &c->d))) {
       Py_DECREF(c);
       return NULL;
     }
@@ -1169,14 +1149,15 @@ static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
   PyObject *pdef = Py_None, *inst = Py_None;
   int lib = -1;
   if (!PyArg_ParseTuple(args, "y*|OOi", &view, &pdef, &inst, &lib)) return NULL;
-  const psPreset *pre = pdef == Py_None ? NULL : pyp_preset(pdef);
+  PyTypeObject *tp = (PyTypeObject *)cls;
+  module_state *st = PyType_GetModuleState(tp);
+  const psPreset *pre = pdef == Py_None ? NULL : pyp_preset(st, pdef);
   if ((pdef != Py_None && !pre) || (pdef == Py_None) != (inst == Py_None)) {
     PyBuffer_Release(&view);
     PyErr_SetString(PyExc_TypeError, "restore: a Python policy's PolicyDef and instance go together");
     return NULL;
   }
-  PyTypeObject *tp = (PyTypeObject *)cls;
-  if (!pre) pre = snapshot_preset(PyType_GetModuleState(tp), &view, lib);
+  if (!pre) pre = snapshot_preset(st, &view, lib);
   SimObject *s = pre ? (SimObject *)tp->tp_alloc(tp, 0) : NULL;
   if (!s) {
     PyBuffer_Release(&view);
@@ -1196,7 +1177,7 @@ static PyObject *Sim_restore(PyObject *cls, PyObject *args) {
   s->ready = 1;
   if (pdef != Py_None) {
     s->pdef = Py_NewRef(pdef);
-    if (!(s->pctx = pyp_attach(pdef, inst, &s->m, &s->d))) {
+    if (!(s->pctx = pyp_attach(st, pdef, inst, &s->m, &s->d))) {
       Py_DECREF(s);
       return NULL;
     }
@@ -1324,7 +1305,7 @@ static int module_exec(PyObject *mod) {
                                "use; the message names the hook and the time, a Python "
                                "hook's exception is the cause.");
   if (!st->config_error || !st->state_error || !st->invariant_error || !st->policy_error) return -1;
-  if (pyp_add_types(mod, st->state_error)) return -1;
+  if (pyp_add_types(mod, st)) return -1;
   st->sim_type = PyType_FromModuleAndSpec(mod, &Sim_spec, NULL);
   if (!st->sim_type) return -1;
   if (PyModule_AddObjectRef(mod, "Sim", st->sim_type) < 0) return -1;
@@ -1337,6 +1318,10 @@ static int module_exec(PyObject *mod) {
 static int module_traverse(PyObject *mod, visitproc visit, void *arg) {
   module_state *st = PyModule_GetState(mod);
   Py_VISIT(st->sim_type);
+  Py_VISIT(st->policydef_type);
+  Py_VISIT(st->context_type);
+  Py_VISIT(st->task_type);
+  Py_VISIT(st->runqueue_type);
   Py_VISIT(st->error);
   Py_VISIT(st->config_error);
   Py_VISIT(st->state_error);
@@ -1348,6 +1333,10 @@ static int module_traverse(PyObject *mod, visitproc visit, void *arg) {
 static int module_clear(PyObject *mod) {
   module_state *st = PyModule_GetState(mod);
   Py_CLEAR(st->sim_type);
+  Py_CLEAR(st->policydef_type);
+  Py_CLEAR(st->context_type);
+  Py_CLEAR(st->task_type);
+  Py_CLEAR(st->runqueue_type);
   Py_CLEAR(st->error);
   Py_CLEAR(st->config_error);
   Py_CLEAR(st->state_error);

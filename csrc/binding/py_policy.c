@@ -51,8 +51,6 @@ static const char *type_name(PyObject *o) {
   return dot ? dot + 1 : n;
 }
 
-static PyObject *state_error;  /* borrowed from the module, which outlives every view */
-
 /* ---- PolicyDef ---- */
 
 typedef struct {
@@ -68,8 +66,6 @@ typedef struct {
   PyObject *rq_index;             /* rq field name -> index */
   PyObject *funcs[NHOOKS];        /* the class's functions, NULL where it defines none */
 } PolicyDef;
-
-static PyTypeObject *PolicyDef_Type, *Context_Type, *Task_Type, *Runqueue_Type;
 
 /* A str kept alive by def, as UTF-8 without NUL (and not empty if it is
  * a name); NULL with an error. */
@@ -275,8 +271,8 @@ fail:
   return NULL;
 }
 
-const psPreset *pyp_preset(PyObject *o) {
-  return PyObject_TypeCheck(o, PolicyDef_Type) ? &((PolicyDef *)o)->preset : NULL;
+const psPreset *pyp_preset(const module_state *st, PyObject *o) {
+  return PyObject_TypeCheck(o, st->policydef_type) ? &((PolicyDef *)o)->preset : NULL;
 }
 
 /* ---- PolicyContext ---- */
@@ -325,7 +321,7 @@ static Context *CTX(const psModel *m) { return (Context *)m->ctx; }
 
 static int alive(Context *c) {
   if (c->m) return 1;
-  PyErr_SetString(state_error, "this policy's simulator is gone");
+  PyErr_SetString(binding_state((PyObject *)c)->state_error, "this policy's simulator is gone");
   return 0;
 }
 
@@ -371,7 +367,7 @@ static PyObject *task_view(Context *c, const psTask *t) {
   }
   TaskView *v = (TaskView *)c->views[slot];
   if (!v || v->pid != t->pid) {
-    v = PyObject_New(TaskView, Task_Type);
+    v = PyObject_New(TaskView, binding_state((PyObject *)c)->task_type);
     if (!v) return NULL;
     Py_INCREF(c);
     v->ctx = c;
@@ -392,8 +388,8 @@ static psTask *view_task(TaskView *v) {
     psTask *t = &c->d->task[v->slot];
     if (t->pid == v->pid && (v->pid || t->is_idle)) return t;
   }
-  PyErr_Format(state_error, "task %d has exited: keep pids, not Task views, in the policy's state",
-               v->pid);
+  PyErr_Format(binding_state((PyObject *)c)->state_error,
+               "task %d has exited: keep pids, not Task views, in the policy's state", v->pid);
   return NULL;
 }
 
@@ -521,7 +517,7 @@ static psTask *a_pick_next(const psModel *m, psData *d, int cpu) {
   psTask *t = NULL;
   if (r == Py_None) {
     t = idle;
-  } else if (PyObject_TypeCheck(r, Task_Type)) {
+  } else if (PyObject_TypeCheck(r, binding_state((PyObject *)c)->task_type)) {
     if (((TaskView *)r)->ctx != c)
       PyErr_Format(PyExc_ValueError, "it returned a task of another simulator");
     else
@@ -676,12 +672,13 @@ static const psHooks pyp_hooks = {
 
 /* ---- attaching ---- */
 
-PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d) {
-  if (!PyObject_TypeCheck(def, PolicyDef_Type)) {
+PyObject *pyp_attach(const module_state *st, PyObject *def, PyObject *inst, psModel *m,
+                     psData *d) {
+  if (!PyObject_TypeCheck(def, st->policydef_type)) {
     PyErr_SetString(PyExc_TypeError, "not a PolicyDef");
     return NULL;
   }
-  Context *c = PyObject_GC_New(Context, Context_Type);
+  Context *c = PyObject_GC_New(Context, st->context_type);
   if (!c) return NULL;
   c->def = (PolicyDef *)Py_NewRef(def);
   c->inst = Py_NewRef(inst);
@@ -821,7 +818,7 @@ static PyObject *Context_rq(Context *c, PyObject *arg) {
   int cpu;
   if (!alive(c) || cpu_arg(c, arg, &cpu)) return NULL;
   if (!c->rqs[cpu]) {
-    RqView *v = PyObject_New(RqView, Runqueue_Type);
+    RqView *v = PyObject_New(RqView, binding_state((PyObject *)c)->runqueue_type);
     if (!v) return NULL;
     v->ctx = (Context *)Py_NewRef(c);
     v->cpu = cpu;
@@ -906,7 +903,7 @@ static PyObject *Context_log_event(Context *c, PyObject *const *args, Py_ssize_t
   }
   if (cpu_arg(c, args[1], &cpu)) return NULL;
   const psTask *t = NULL;
-  if (PyObject_TypeCheck(args[2], Task_Type)) {
+  if (PyObject_TypeCheck(args[2], binding_state((PyObject *)c)->task_type)) {
     if (((TaskView *)args[2])->ctx != c) {
       PyErr_SetString(PyExc_ValueError, "the task is another simulator's");
       return NULL;
@@ -1073,8 +1070,11 @@ static PyObject *TaskView_repr(TaskView *self) {
 static Py_hash_t TaskView_hash(TaskView *self) { return self->pid + 1; }
 
 /* Views compare by pid (and sort so: Context.tasks returns pid order). */
+/* CPython calls a type's richcompare with an object of that type first
+ * (reflected if need be): a is a Task, and its type gives the module. */
 static PyObject *TaskView_richcompare(PyObject *a, PyObject *b, int op) {
-  if (!PyObject_TypeCheck(a, Task_Type) || !PyObject_TypeCheck(b, Task_Type))
+  PyTypeObject *task_type = binding_state(a)->task_type;
+  if (!PyObject_TypeCheck(a, task_type) || !PyObject_TypeCheck(b, task_type))
     Py_RETURN_NOTIMPLEMENTED;
   TaskView *x = (TaskView *)a, *y = (TaskView *)b;
   int32_t p = x->pid, q = y->pid;
@@ -1209,12 +1209,14 @@ static PyType_Spec specs[] = {
     {"pysched._core.Runqueue", sizeof(RqView), 0, Py_TPFLAGS_DEFAULT, Runqueue_slots},
 };
 
-int pyp_add_types(PyObject *module, PyObject *serr) {
-  PyTypeObject **types[] = {&PolicyDef_Type, &Context_Type, &Task_Type, &Runqueue_Type};
+/* Made with the module, so that an object of any of them reaches the
+ * module's state (binding_state); st keeps a reference to each. */
+int pyp_add_types(PyObject *module, module_state *st) {
+  PyTypeObject **types[] = {&st->policydef_type, &st->context_type, &st->task_type,
+                            &st->runqueue_type};
   const char *names[] = {"PolicyDef", "PolicyContext", "Task", "Runqueue"};
-  state_error = serr;
   for (int k = 0; k < 4; k++) {
-    PyObject *t = PyType_FromSpec(&specs[k]);
+    PyObject *t = PyType_FromModuleAndSpec(module, &specs[k], NULL);
     if (!t || PyModule_AddObjectRef(module, names[k], t)) {
       Py_XDECREF(t);
       return -1;
