@@ -1,7 +1,6 @@
 /* Policies written in Python (pysched.Policy): a psPolicy whose hooks call
  * the methods of a Python object, run by the same engine as the C ones.
- * Binding layer: this file and py_policy.c are the only C outside
- * module.c that touch the Python API. */
+ * What the rest of the binding uses of py_policy.c and views.c. */
 #ifndef PS_PY_POLICY_H
 #define PS_PY_POLICY_H
 #define PY_SSIZE_T_CLEAN
