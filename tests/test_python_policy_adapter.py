@@ -1,4 +1,4 @@
-"""What the adapter (csrc/py_policy.c) lets a Python policy do that a C policy
+"""What the adapter (csrc/binding/py_policy.c) lets a Python policy do that a C policy
 does: apply a policy change in its own set_scheduler, move the running task
 the engine hands to migrate(), count and log the moves it makes by setting
 ``cpu``, set ``static_prio``, and log its own events (``log_event``)."""

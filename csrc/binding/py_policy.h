@@ -1,12 +1,12 @@
 /* Policies written in Python (pysched.Policy): a psPolicy whose hooks call
  * the methods of a Python object, run by the same engine as the C ones.
- * Binding layer: this file and py_policy.c are the only C outside
- * module.c that touch the Python API. */
+ * What the rest of the binding uses of py_policy.c and views.c. */
 #ifndef PS_PY_POLICY_H
 #define PS_PY_POLICY_H
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "module_state.h"
 #include "pysched.h"
 
 /* A field's value (psu_field_read, ps_task_value: the bits in an int64) as
@@ -16,17 +16,20 @@ static inline PyObject *pyp_field_value(const psFieldInfo *f, int64_t v) {
                              : PyLong_FromLongLong(v);
 }
 
-/* Add the types PolicyDef, PolicyContext, Task and Runqueue to the module.
- * state_error is raised by views whose simulator is gone. */
-int pyp_add_types(PyObject *module, PyObject *state_error);
+/* Add the types PolicyDef, PolicyContext, Task and Runqueue to the module,
+ * and to its state st. */
+int pyp_add_types(PyObject *module, module_state *st);
 
-/* The preset of a PolicyDef object, or NULL (no error set) if o is not one. */
-const psPreset *pyp_preset(PyObject *o);
+/* The preset of a PolicyDef object (of the module of st), or NULL (no
+ * error set) if o is not one. */
+const psPreset *pyp_preset(const module_state *st, PyObject *o);
 
-/* Attach policy instance `inst` of PolicyDef `def` to a simulator's model
- * and state: a new PolicyContext (m->ctx points to it), set as inst._ctx.
- * Returns it (a new reference) or NULL with an error. */
-PyObject *pyp_attach(PyObject *def, PyObject *inst, psModel *m, psData *d);
+/* Attach policy instance `inst` of PolicyDef `def` (of the module of st)
+ * to a simulator's model and state: a new PolicyContext (m->ctx points to
+ * it), set as inst._ctx.  Returns it (a new reference) or NULL with an
+ * error. */
+PyObject *pyp_attach(const module_state *st, PyObject *def, PyObject *inst, psModel *m,
+                     psData *d);
 
 /* The simulator is going away: views and the context refuse further use. */
 void pyp_detach(PyObject *ctx);
