@@ -1,7 +1,7 @@
 """Linux 2.4.20's goodness scheduler written in Python.
 
 The policy lives in the package, pysched/examples/linux24.py, so that the
-tests (tests/test_python_linux24.py, which compare it tick for tick with the
+tests (tests/policies/api/test_python_linux24.py, which compare it tick for tick with the
 built-in C preset linux-2.4.20) and the benchmarks import it from the
 installed package: an sdist ships tests/ but not experiments/.  This file
 re-exports it beside the other example policies and runs a small

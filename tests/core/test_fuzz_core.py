@@ -1,5 +1,5 @@
-"""The state fuzzer and the pickle mutator (tests/fuzz_state.py,
-tests/fuzz_pickle.py) stay working: a few of their episodes, seeded, in
+"""The state fuzzer and the pickle mutator (tests/core/fuzz_state.py,
+tests/core/fuzz_pickle.py) stay working: a few of their episodes, seeded, in
 every test run.  Each episode asserts on its own (twins identical, only
 the documented errors, loaded snapshots consistent)."""
 import pytest

@@ -12,9 +12,9 @@ that fails is a finding: the episode's seed and the traceback are printed
 and the exit status is 1.  A crash ends the process, with the seed printed
 before each episode (-v).
 
-    python tests/fuzz_state.py --minutes 10 --seed 1
+    python tests/core/fuzz_state.py --minutes 10 --seed 1
 
-tests/test_fuzzers.py runs a few episodes of it in every test run."""
+tests/core/test_fuzz_core.py runs a few episodes of it in every test run."""
 import argparse
 import copy
 import os

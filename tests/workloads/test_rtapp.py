@@ -5,7 +5,6 @@ The files under tests/data/rtapp/ are copies of rt-app's own examples
 commit each comes from): they load and run, and where the example says what
 it does, the run does it."""
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -14,7 +13,9 @@ import pysched as ps
 from pysched import workloads
 from pysched._plot_data import switch_intervals
 
-DATA = pathlib.Path(__file__).parent / "data" / "rtapp"
+import repo_paths
+
+DATA = repo_paths.DATA / "rtapp"
 PRESET = "linux-2.5.65"
 MS = 10**6
 WAKEUP = ps.EVENT_KINDS.index("wakeup")

@@ -4,7 +4,6 @@ simulator.  The readers and parsers are checked on canned copies of what a
 itself runs for real where the machine allows it (root or enough rights,
 perf, /proc) and skips saying why where it does not."""
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -16,8 +15,10 @@ import pysched as ps
 from pysched import realkernel
 from pysched.registry import ParamInfo
 
-DATA = pathlib.Path(__file__).resolve().parent / "data" / "realkernel"
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+import repo_paths
+from repo_paths import ROOT
+
+DATA = repo_paths.DATA / "realkernel"
 
 # docs/schedulers/cfs.md section 2 (kernel/sched/core.c,
 # sched_prio_to_weight): the weights of the nice values these tests use

@@ -1,17 +1,16 @@
 """The golden-output catalogue: workloads over every preset and 1-64 CPUs
 whose outputs (stats, events, latencies, series, periodic records,
 counters) are hashed, so that an optimisation of the engine can show it
-changes nothing (tests/test_golden.py compares against the committed
+changes nothing (tests/core/test_golden.py compares against the committed
 tests/data/golden.json).
 
 After a change that is meant to change outputs, regenerate and commit the
 file, saying why in the commit:
 
-    python tests/golden.py --update
+    python tests/helpers/golden.py --update
 """
 import hashlib
 import json
-import pathlib
 import sys
 
 import numpy as np
@@ -19,7 +18,9 @@ import numpy as np
 import pysched as ps
 from pysched import Program, programs
 
-PATH = pathlib.Path(__file__).resolve().parent / "data" / "golden.json"
+from repo_paths import DATA
+
+PATH = DATA / "golden.json"
 PRESETS = ("linux-2.4.20", "linux-2.5.64", "linux-2.5.64-bk4", "linux-2.5.65", "houston-2003",
            "linux-6.5-cfs", "linux-6.6-eevdf", "linux-6.12-eevdf")
 

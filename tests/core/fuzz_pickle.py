@@ -6,9 +6,9 @@ that runs, that the readers and exporters read, and whose own snapshot
 loads again.  Anything else -- another exception, a failed check, a crash
 -- is a finding: its seed and traceback are printed, exit status 1.
 
-    python tests/fuzz_pickle.py --minutes 10 --seed 1
+    python tests/core/fuzz_pickle.py --minutes 10 --seed 1
 
-tests/test_fuzzers.py runs a few hundred mutations in every test run."""
+tests/core/test_fuzz_core.py runs a few hundred mutations in every test run."""
 import argparse
 import os
 import random

@@ -1,14 +1,14 @@
 """The experiments' figures in the docs (docs/experiments/) are what their
 defaults print, and every experiment runs in its quick mode and documents
 its defaults."""
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from repo_paths import ROOT
+
 EXPERIMENTS = ROOT / "experiments"
 PAGES = ROOT / "docs" / "experiments"
 

@@ -23,8 +23,9 @@ import pytest
 
 import pysched as ps
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                       "experiments", "policies", "round_robin.c")
+from repo_paths import ROOT
+
+EXAMPLE = str(ROOT / "experiments" / "policies" / "round_robin.c")
 CC = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]
 LIBRARY_LINE = "PS_POLICY_LIBRARY(&rr_policy);"
 

@@ -9,6 +9,8 @@ import sys
 
 import pysched
 
+from repo_paths import ROOT
+
 BROKEN_CORE = 'raise ImportError("undefined symbol: ps_bogus")\n'
 
 
@@ -43,7 +45,7 @@ def test_the_license_is_declared_and_shipped():
 
 
 def test_the_c_headers_ship_with_the_package_and_are_the_cores_own():
-    core = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc", "core")
+    core = str(ROOT / "csrc" / "core")
     headers = sorted(f for f in os.listdir(core) if f.endswith(".h"))
     shipped = os.path.join(pysched.include_dir(), "pysched")
     assert "policy_lib.h" in headers and sorted(os.listdir(shipped)) == headers

@@ -16,7 +16,7 @@ PRESETS = ("linux-2.4.20", "linux-2.5.64", "linux-2.5.65", "houston-2003")
 @pytest.mark.parametrize("preset", PRESETS)
 def test_on_an_idle_cpu_every_task_is_on_time_with_interbenchs_sample_counts(preset):
     # at HZ=1000: 2.4's own HZ=100 has timer slop that X's tightest frames
-    # feel (tests/test_periodic.py)
+    # feel (tests/core/test_periodic.py)
     table = interbench.run(preset, loads=("none",), hz=1000)
     assert list(table["benchmark"]) == ["audio", "video", "x", "gaming"]
     assert dict(zip(table["benchmark"], table["samples"])) == SAMPLES

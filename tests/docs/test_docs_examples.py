@@ -4,12 +4,12 @@ into one session, in a scratch directory (a block may write files);
 matplotlib draws off-screen.  A block that must not run is fenced as
 ```text (output) or ```console (shell)."""
 import os
-import pathlib
 import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from repo_paths import ROOT
+
 PAGES = sorted([ROOT / "README.md"] + list((ROOT / "docs").rglob("*.md")))
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 

@@ -1,9 +1,10 @@
 """The notebooks run from a fresh kernel, in their quick mode, without an
 error: what a reader executes is what CI executes."""
 import os
-import pathlib
 
 import pytest
+
+from repo_paths import ROOT
 
 nbformat = pytest.importorskip("nbformat", reason="the test extra installs nbformat")
 # each notebook runs a kernel of its own: seconds apiece
@@ -11,7 +12,6 @@ pytestmark = pytest.mark.slow
 
 nbclient = pytest.importorskip("nbclient", reason="the test extra installs nbclient")
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p for d in ("docs", "experiments") for p in (ROOT / d).rglob("*.ipynb")
                    if ".ipynb_checkpoints" not in p.parts)
 

@@ -2,7 +2,7 @@
 and virtual deadlines, lag kept across sleep with its clamp, placement of
 new and woken tasks, per-task slices with PREEMPT_SHORT, DELAY_DEQUEUE.
 Expected values come from the weight table of docs/schedulers/cfs.md §2 and the
-kernel's formulas as tests/fair_model.py writes them, not from the
+kernel's formulas as tests/helpers/fair_model.py writes them, not from the
 simulator."""
 import numpy as np
 import pytest

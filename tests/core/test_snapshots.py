@@ -354,7 +354,7 @@ def test_copy_copy_makes_a_twin_of_its_own_as_sim_copy_does(preset, params):
 
 def test_a_crafted_pc_inside_a_loop_body_without_its_frame_is_refused():
     """The END of that body would pop a frame below the stack (and write
-    before it): found by the pickle mutator (tests/fuzz_pickle.py)."""
+    before it): found by the pickle mutator (tests/core/fuzz_pickle.py)."""
     sim = ps.Simulator("linux-2.5.65")
     sim.spawn(ps.Program().loop(3).run(ms=1).sleep(ms=1).end(), name="looper")
     raw = bytearray(sim._core.snapshot())

@@ -2,7 +2,6 @@
 EVENT_KINDS and EVENT_FIELDS, checked against the C that writes the codes:
 the enum of csrc/core/trace.h, the fields the core declares, and what the
 engine and the policies actually log."""
-import pathlib
 import re
 
 import numpy as np
@@ -10,7 +9,9 @@ import pytest
 
 import pysched as ps
 
-TRACE_H = pathlib.Path(__file__).resolve().parents[1] / "csrc" / "core" / "trace.h"
+from repo_paths import ROOT
+
+TRACE_H = ROOT / "csrc" / "core" / "trace.h"
 PRESET = "linux-2.5.65"
 
 

@@ -1,5 +1,5 @@
 """Houston's self-tuning scheduler math: the C functions (pysched.houston, over
-csrc/houston_math.c) against the literal model tests/houston_model.py, bit for
+csrc/houston_math.c) against the literal model tests/helpers/houston_model.py, bit for
 bit over each function's whole domain, and the claims the 2003 patch makes
 about its own approximations, with the tolerances that actually hold.
 

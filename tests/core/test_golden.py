@@ -1,4 +1,4 @@
-"""Every golden output unchanged (tests/golden.py): the engine's
+"""Every golden output unchanged (tests/helpers/golden.py): the engine's
 optimisations must leave every workload's stats, events, latencies,
 series, periodic records and counters bit for bit as they were."""
 import json
@@ -25,5 +25,5 @@ def test_every_golden_hash_is_unchanged():
     assert set(got) == set(expected)
     changed = {name: sorted(k for k in got[name] if got[name][k] != expected[name].get(k))
                for name in got if got[name] != expected[name]}
-    assert not changed, f"outputs changed (regenerate with `python tests/golden.py --update` " \
+    assert not changed, f"outputs changed (regenerate with `python tests/helpers/golden.py --update` " \
                         f"only if meant): {changed}"

@@ -2,7 +2,7 @@
 min_granularity ended by the tick, START_DEBIT, sleeper placement, wakeup
 preemption granularity, the tunables' log scaling with the CPU count, and
 the SMP load balancer.  Expected values come from the weight table of
-docs/schedulers/cfs.md §2 and the kernel's formulas as tests/fair_model.py writes
+docs/schedulers/cfs.md §2 and the kernel's formulas as tests/helpers/fair_model.py writes
 them, not from the simulator."""
 import numpy as np
 import pytest

@@ -7,7 +7,6 @@ the workload it says, replays under every preset, and a fresh one is
 recorded here when perf can."""
 import importlib.util
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -16,10 +15,11 @@ import pysched as ps
 from pysched import trace as tr
 from pysched.__main__ import main
 
-DATA = pathlib.Path(__file__).parent / "data"
+from repo_paths import DATA, ROOT
+
 REAL = DATA / "real_sched_trace.txt.gz"
 FACTS = json.loads((DATA / "real_sched_trace.json").read_text())
-RECORDER = pathlib.Path(__file__).resolve().parent.parent / "experiments" / "record_real_trace.py"
+RECORDER = ROOT / "experiments" / "record_real_trace.py"
 EEVDF = "linux-6.6-eevdf"
 # kernel/sched/core.c sched_prio_to_weight[] (docs/schedulers/cfs.md §2)
 WEIGHT = {0: 1024, 5: 335, 10: 110}
