@@ -1,7 +1,7 @@
 """What the plots draw, computed without matplotlib: who ran when on each
 CPU, the samples of one series field, per-task shares, and a sweep table
 pivoted onto its grid.  Kept apart from the drawing so that each can be
-checked against the simulator's outputs on its own (tests/test_plot.py).
+checked against the simulator's outputs on its own (tests/results/test_plot.py).
 """
 import numpy as np
 

@@ -30,7 +30,7 @@ EventFields.__doc__ = """What the columns of one kind of event hold; None: unuse
 
 # what each column of an event means, per kind: the comments of the PS_EVT_*
 # enum in csrc/core/trace.h, checked against what the engine and the
-# policies write (tests/test_frames.py)
+# policies write (tests/results/test_frames.py)
 EVENT_FIELDS = {
     "switch": EventFields(
         pid="the task switched to (0: the idle task)",

@@ -16,7 +16,7 @@
 
 /* Event kinds of the log.  A column a kind does not use holds -1 (pid,
  * other) or 0 (prio, value).  pysched.EVENT_FIELDS says the same in Python;
- * tests/test_codes.py checks it against this enum and against the logs. */
+ * tests/core/test_codes.py checks it against this enum and against the logs. */
 enum {
   PS_EVT_SWITCH = 0,    /* pid = next, other = prev, value = prev's state */
   PS_EVT_WAKEUP = 1,    /* pid = wakee, other = waker (-1: interrupt context), value = sync */

@@ -3,7 +3,7 @@ runqueue, epochs that end in a recalculation of every task's counter.
 
 It is the built-in C policy csrc/policies/policy_linux24.c (preset
 ``linux-2.4.20``) hook for hook, and equal to it at every tick
-(tests/test_python_linux24.py compares the two tick by tick).  The kernel
+(tests/policies/api/test_python_linux24.py compares the two tick by tick).  The kernel
 facts are those of the fact sheet docs/schedulers/linux-2.4.20.md ("§n" below),
 which cites the 2.4 sources; names are the kernel's (goodness, counter,
 NICE_TO_TICKS, add_to_runqueue, reschedule_idle ...), and the comments say

@@ -22,10 +22,10 @@ reproducer printed, and the exit status is 1.  The input
 being tried is always in <out>/fuzz_rtapp_current.json (a dict as its
 repr, in fuzz_rtapp_current.py), so that a crash leaves it behind.
 
-    python tests/fuzz_rtapp.py --minutes 10 --seed 1
-    python tests/fuzz_rtapp.py --replay FILE      # one input, with its traceback
+    python tests/workloads/fuzz_rtapp.py --minutes 10 --seed 1
+    python tests/workloads/fuzz_rtapp.py --replay FILE      # one input, with its traceback
 
-tests/test_rtapp.py runs a few hundred inputs of it in every test run."""
+tests/workloads/test_rtapp.py runs a few hundred inputs of it in every test run."""
 import argparse
 import copy
 import faulthandler
@@ -42,7 +42,8 @@ import warnings
 import pysched as ps
 from pysched import workloads
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rtapp")
+# tests/data, beside this script's folder
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "rtapp")
 DOCUMENTED = (ValueError, TypeError, KeyError, ps.Error)
 
 EXTRA = {
@@ -339,7 +340,7 @@ def run(seconds, seed, out, limit_s=10.0, max_rss=2048, iterations=None, verbose
             path = keep(os.path.join(out, f"fuzz_rtapp_finding_{seed}_{n}"), source)
             findings.append((path, run_seed, problem))
             print(f"FINDING (input {n}, from {name}): {problem}\n  reproduce: python "
-                  f"tests/fuzz_rtapp.py --replay {path} --replay-seed {run_seed}", flush=True)
+                  f"tests/workloads/fuzz_rtapp.py --replay {path} --replay-seed {run_seed}", flush=True)
             if peak_rss_mib() > max_rss:
                 break
             continue
