@@ -335,9 +335,9 @@ ENTRY_POINTS = [
     ("houston.estimate_run_avg", "int", lambda I: ps.houston.estimate_run_avg(I(-3), I(100_000))),
     ("houston.task_timeslice", "int", lambda I: ps.houston.task_timeslice(I(150), I(160))),
     ("houston.update_prio_avg", "int", lambda I: ps.houston.update_prio_avg(I(40_000), I(150))),
-    ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
+    ("houston.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
         [I(0), I(5)], cpus=I(1)))),
-    ("analysis.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
+    ("houston.houston_equilibrium", "int", lambda I: listed(ps.houston.houston_equilibrium(
         [0, 5], params={"nice_const": I(9000)}))),
     ("stability.houston_stability", "int", lambda I: as_lists(ps.stability.houston_stability(
         [I(-20), I(19)], params={"run_avg_halflife": I(2000), "fairness_ticks": I(100)}))),
