@@ -44,6 +44,9 @@ MAX_OPS = 1_000_000
 # 25 levels of them would unfold into 2^25); a million take about 4 s
 MAX_DEPTH = 32
 MAX_VALUES = 1_000_000
+# the largest file read: rt-app's files are kilobytes; parsing takes about
+# twelve times a file's size in memory (a 257 MB file took 3.2 GB)
+MAX_FILE_BYTES = 16 << 20
 # a barrier of up to this many threads: each posts every other one's
 # channel, so that the last to arrive releases the others at once, as
 # rt-app's broadcast does ((n - 1)^2 posts a crossing); a larger one
@@ -274,6 +277,10 @@ def _load(source):
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         with open(path, encoding="utf-8") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise ValueError(f"{path}: {size} bytes, more than an rt-app workload may have "
+                                 f"(MAX_FILE_BYTES, {MAX_FILE_BYTES})")
             try:
                 text = f.read()
             except UnicodeDecodeError as e:

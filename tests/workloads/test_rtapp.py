@@ -641,3 +641,17 @@ def test_the_rtapp_fuzzer_runs_200_inputs_without_a_finding(tmp_path):
     n, outcomes, findings = fuzz_rtapp.run(None, seed=1, out=str(tmp_path), iterations=200)
     assert n == 200 and findings == []
     assert outcomes["ValueError"] > 50 and outcomes["TypeError"] > 10 and outcomes["ran"] > 10
+
+
+def test_a_file_larger_than_any_rt_app_workload_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """Parsing takes about twelve times a file's size: a 257 MB file of
+    nested objects took 3.2 GB (found by the rt-app fuzzer)."""
+    assert workloads.MAX_FILE_BYTES == 16 << 20
+    monkeypatch.setattr(workloads, "MAX_FILE_BYTES", 1000)
+    path = tmp_path / "huge.json"
+    path.write_text('{"tasks": {"t": {"run": 1000' + " " * 2000 + "}}}")
+    with pytest.raises(ValueError, match=r"huge\.json: 2\d\d\d bytes, more than an rt-app workload "
+                                         r"may have \(MAX_FILE_BYTES, 1000\)"):
+        workloads.from_rtapp(path)
+    path.write_text('{"tasks": {"t": {"run": 1000}}}')
+    assert len(workloads.from_rtapp(path).threads) == 1
