@@ -230,6 +230,15 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "pid %d: on_rq %d but array %d", t->pid, t->on_rq, o1_array(t));
       return -1;
     }
+    /* last_run is a 32-bit jiffy, as on i386: before jiffies first wraps
+     * it cannot lie ahead of them.  (From then on any value is some sleep
+     * modulo 2^32, and activate_task's int arithmetic overflows for sleeps
+     * of 2^31 jiffies and more, as the kernel's did.) */
+    if (t->pid && d->jiffies <= UINT32_MAX && o1_sched_of_const(t)->last_run > d->jiffies) {
+      snprintf(err, errlen, "pid %d: last_run %u is after jiffies %llu", t->pid,
+               o1_sched_of_const(t)->last_run, (unsigned long long)d->jiffies);
+      return -1;
+    }
   }
   for (int c = 0; c < m->ncpu; c++) {
     const o1_runqueue *rq = o1_rq(m, d, c);

@@ -475,3 +475,21 @@ def test_a_crafted_cpu_accounting_mark_below_its_busy_time_is_refused():
     raw[run_since:run_since + 8] = (7).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: cpu 0's counters"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_last_run_ahead_of_the_jiffies_is_refused():
+    """last_run is a 32-bit jiffy: before jiffies first wrap it cannot be
+    ahead of them.  A crafted one 65,280 jiffies ahead loaded, and the next
+    wakeup's credit, jiffies - last_run in activate_task's int arithmetic,
+    overflowed sleep_avg (found by the pickle mutator)."""
+    sim = ps.Simulator("linux-2.5.64-bk4")
+    sim.spawn(ps.programs.interactive(2, 10), name="waker")
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, the policy's area at 480: prio links (20 bytes), sleep_avg, last_run
+    last_run = raw.index(b"waker\0") - 12 + 480 + 24
+    assert int.from_bytes(raw[last_run:last_run + 4], "little") <= sim.jiffies, \
+        "psTask's or o1_sched's layout moved: update the offsets"
+    raw[last_run:last_run + 4] = (sim.jiffies + 65280).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="damaged: pid 1: last_run 653\\d\\d is after jiffies"):
+        Sim.restore(resealed(raw))
