@@ -428,11 +428,14 @@ def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
 
 
 @pytest.mark.parametrize("field, at, value", [("exec_start", 544, 2**63), ("sum_exec_runtime", 536, 2**62),
-                                              ("vlag", 520, -2**63), ("exec_start", 544, 1)])
+                                              ("vlag", 520, -2**63), ("exec_start", 544, 1),
+                                              ("exec_start", 544, 0)])
 def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, value):
     """update_curr took now - exec_start of a crafted 2^63 (found by the
     pickle mutator under UBSan); an exec_start moved back below the time the
-    task has run would give it more than had passed."""
+    task has run, or cleared on the running task (it is 0 only after a
+    migration, until the task runs again), would give it more than had
+    passed."""
     sim = ps.Simulator("linux-6.5-cfs")
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     sim.run(seconds=0.05)
