@@ -362,9 +362,13 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
     if (t->ppid < 0 || t->ppid >= t->pid + !t->pid || (!t->pid && t->ppid)) BAD("pid %d's parent", t->pid);
     if (t->state != 0 && t->state != 1 && t->state != 2 && t->state != 4 && t->state != 8)
       BAD("pid %d's state", t->pid);
+    /* a slice counts down to 0 (scheduler_tick); spawn gives at most 10^6
+     * ticks, and sched_exit's return of a child's slice caps at the policy's
+     * maximum: twice that bounds every policy's */
     if (t->policy < PS_SCHED_NORMAL || t->policy > PS_SCHED_RR || t->rt_priority < 0 ||
-        t->rt_priority > 99 || (!idle && (t->nice < -20 || t->nice > 19)))
-      BAD("pid %d's policy or nice", t->pid);
+        t->rt_priority > 99 || (!idle && (t->nice < -20 || t->nice > 19)) ||
+        (t->pid && (t->time_slice < 0 || t->time_slice > 2000000)))
+      BAD("pid %d's policy, nice or time_slice", t->pid);
     if (t->cpu < 0 || t->cpu >= m->ncpu || !(t->cpus_allowed & all) || (t->cpus_allowed & ~all) ||
         t->migrate_to < -1 || t->migrate_to >= m->ncpu || (t->on_rq & ~1))
       BAD("pid %d's cpu", t->pid);
@@ -426,6 +430,11 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
         e->time_ns < now ||
         e->time_ns > now + PS_MAX_DURATION_NS + m->tick_ns)
       BAD("event %lld", (long long)k);
+    /* a source that has fired all its count has no next firing
+     * (source_schedule) */
+    if (e->cls == PS_EV_SOURCE && m->src[e->key].count >= 0 &&
+        d->src[e->key].fired >= m->src[e->key].count)
+      BAD("event %lld: source %d fires past its count", (long long)k, e->key);
     /* a periodic source's next firing is where its count puts it
      * (source_schedule; start_ns is never before the instant it was added) */
     if (e->cls == PS_EV_SOURCE && m->src[e->key].kind == PS_SRC_EVERY) {

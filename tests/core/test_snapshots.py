@@ -496,3 +496,34 @@ def test_a_crafted_last_run_ahead_of_the_jiffies_is_refused():
     raw[last_run:last_run + 4] = (sim.jiffies + 65280).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: pid 1: last_run 653\\d\\d is after jiffies"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_time_slice_outside_what_a_slice_can_hold_is_refused():
+    """scheduler_tick's --time_slice overflowed a crafted INT32_MIN (found
+    by the pickle mutator under UBSan)."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.run(seconds=0.01)
+    raw = bytearray(sim._core.snapshot())
+    slice_at = raw.index(b"hog\0") - 12 + 68  # psTask: the name at 12, time_slice at 68
+    assert int.from_bytes(raw[slice_at:slice_at + 4], "little") == sim.task("hog").time_slice
+    raw[slice_at:slice_at + 4] = (-2**31).to_bytes(4, "little", signed=True)
+    with pytest.raises(ValueError, match="damaged: pid 1's policy, nice or time_slice"):
+        Sim.restore(resealed(raw))
+
+
+def test_a_crafted_source_count_below_its_firings_with_a_firing_queued_is_refused():
+    """A source that has fired all its count queues no next firing: a
+    crafted count of 0 loaded, the queued firing made `fired` pass the
+    count, and the state's own snapshot was refused (found by the pickle
+    mutator)."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.Program().loop().wait("tick").run(us=100).end())
+    sim.source("tick", every_ms=3, count=30)
+    sim.run(seconds=0.01)
+    raw = bytearray(sim._core.snapshot())
+    # psSourceDef: chan, kind (every), period_ns, start_ns (a period in), count
+    src = at(raw, [0, 3_000_000, 3_000_000, 30])
+    raw[src + 24:src + 32] = (0).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: .*source 0"):
+        Sim.restore(resealed(raw))
