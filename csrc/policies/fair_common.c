@@ -738,6 +738,12 @@ int fair_check(const psModel *m, const psData *d, char *err, int errlen) {
                (long long)se->vlag, (long long)d->now_ns);
       return -1;
     }
+    /* an RR slice that runs out is refilled at that tick (task_tick_rt) */
+    if (p->exit_ns < 0 && p->policy == PS_SCHED_RR && p->time_slice < 1) {
+      snprintf(err, errlen, "pid %d: an RR task with time_slice %d (at least 1)", p->pid,
+               p->time_slice);
+      return -1;
+    }
     if (fair_rt(p)) {
       want_rt += p->on_rq;
       if (se->sched_delayed) {

@@ -234,6 +234,14 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
      * it cannot lie ahead of them.  (From then on any value is some sleep
      * modulo 2^32, and activate_task's int arithmetic overflows for sleeps
      * of 2^31 jiffies and more, as the kernel's did.) */
+    /* a slice that runs out is refilled at that tick (expire), so a live
+     * task always has one left: scheduler_tick's `if (!--p->time_slice)`
+     * would count a 0 down past it */
+    if (t->pid && t->exit_ns < 0 && t->time_slice < 1) {
+      snprintf(err, errlen, "pid %d: time_slice %d, but a live task has at least 1", t->pid,
+               t->time_slice);
+      return -1;
+    }
     if (t->pid && d->jiffies <= UINT32_MAX && o1_sched_of_const(t)->last_run > d->jiffies) {
       snprintf(err, errlen, "pid %d: last_run %u is after jiffies %llu", t->pid,
                o1_sched_of_const(t)->last_run, (unsigned long long)d->jiffies);

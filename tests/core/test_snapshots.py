@@ -527,3 +527,23 @@ def test_a_crafted_source_count_below_its_firings_with_a_firing_queued_is_refuse
     raw[src + 24:src + 32] = (0).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: .*source 0"):
         Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("preset, policy, match", [
+    ("linux-2.5.65", "normal", "time_slice 0, but a live task has at least 1"),
+    ("linux-6.12-eevdf", "rr", "an RR task with time_slice 0"),
+])
+def test_a_crafted_empty_slice_of_a_task_whose_slice_counts_down_is_refused(preset, policy, match):
+    """A slice that runs out is refilled at that tick: a crafted 0 loaded,
+    and the next tick counted it down past 0 for ever (found by the pickle
+    mutator)."""
+    sim = ps.Simulator(preset)
+    sim.spawn(ps.Program().loop().run(ms=3).sleep(ms=7).end(), name="ticker", policy=policy,
+              rt_priority=0 if policy == "normal" else 5)
+    sim.run(seconds=0.02)
+    raw = bytearray(sim._core.snapshot())
+    slice_at = raw.index(b"ticker\0") - 12 + 68  # psTask: the name at 12, time_slice at 68
+    assert int.from_bytes(raw[slice_at:slice_at + 4], "little") == sim.task("ticker").time_slice > 0
+    raw[slice_at:slice_at + 4] = bytes(4)
+    with pytest.raises(ValueError, match=f"damaged: pid 1: {match}"):
+        Sim.restore(resealed(raw))
