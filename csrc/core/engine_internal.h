@@ -28,9 +28,14 @@ static inline void ps_ready(const psModel *m, psData *d, const psTask *p) {
 }
 
 /* Count one more switch, wakeup, migration, post ... (trace.h,
- * PS_COUNT_MAX). */
+ * PS_COUNT_MAX); a policy's own counts too, so that none that a snapshot
+ * crafted near the top of int64 overflows. */
 static inline void ps_count_up(int64_t *c) {
   if (__builtin_expect(*c < PS_COUNT_MAX, 1)) ++*c;
+}
+/* Add n >= 0 to a count the same way (sleep_avg moved by the back-boost). */
+static inline void ps_count_add(int64_t *c, int64_t n) {
+  *c = *c < PS_COUNT_MAX - n ? *c + n : (*c > PS_COUNT_MAX ? *c : PS_COUNT_MAX);
 }
 
 /* Log one event when the event log is on. */

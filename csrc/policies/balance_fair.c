@@ -158,7 +158,7 @@ static int load_balance(const psModel *m, psData *d, int cpu, int idle) {
       imbalance--;
     }
     fair_move_queued(m, d, p, cpu);
-    this_rq->nr_balance_pulls++;
+    ps_count_up(&this_rq->nr_balance_pulls);
     pulled++;
     /* newidle balancing stops at the first task on a preemptible kernel */
     if (idle == CPU_NEWLY_IDLE) break;

@@ -37,7 +37,7 @@ void o1_migrate(const psModel *m, psData *d, psTask *p, int dest) {
 /* pull_task: into this CPU's active array, even from busiest's expired. */
 static void pull_task(const psModel *m, psData *d, psTask *p, int cpu) {
   move_task(m, d, p, cpu);
-  o1_rq(m, d, cpu)->nr_balance_pulls++;
+  ps_count_up(&o1_rq(m, d, cpu)->nr_balance_pulls);
   psTask *curr = ps_curr(d, cpu);
   int equal_prio_preempt = (int)o1_param(m, o1_family_of(m)->p_pull_equal_prio_preempt, 1);
   if (p->prio < curr->prio ||

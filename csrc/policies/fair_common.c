@@ -377,7 +377,7 @@ int fair_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync)
   if (cpu != from) {
     flags |= c->migrate_wakee(m, d, p, from);
     fair_set_task_cpu(m, d, p, cpu);
-    FRQ(m, d, cpu)->nr_wakeup_migrations++;
+    ps_count_up(&FRQ(m, d, cpu)->nr_wakeup_migrations);
   }
   c->enqueue_entity(m, d, p, flags);
   return fair_check_preempt_curr(m, d, p, sync ? WF_SYNC : 0);

@@ -17,8 +17,8 @@ uint32_t o1_credit_overflow(const psModel *m, psData *d, psTask *p, psTask *wake
   if (ws->sleep_avg != (uint32_t)sleep_avg) {
     int64_t amount = (int64_t)sleep_avg - ws->sleep_avg;
     ws->sleep_avg = (uint32_t)sleep_avg;
-    ws->bonus_received += amount;
-    ps->bonus_given += amount;
+    ps_count_add(&ws->bonus_received, amount);
+    ps_count_add(&ps->bonus_given, amount);
     ps_log(m, d, PS_EVT_BACKBOOST, waker->cpu, waker, p->pid, waker->prio, amount);
     *requeue_waker = 1;
   }
@@ -95,7 +95,7 @@ psTask *o1_pick_next(const psModel *m, psData *d, int cpu) {
     rq->active = !rq->active;
     array = &rq->arrays[rq->active];
     rq->expired_timestamp = 0;
-    rq->nr_array_switches++;
+    ps_count_up(&rq->nr_array_switches);
     ps_log(m, d, PS_EVT_ARRAY_SWITCH, cpu, NULL, -1, 0, rq->nr_array_switches);
   }
   return &d->task[array->head[psu_find_first_bit(array)]];

@@ -158,7 +158,7 @@ static void fairness_update(const psModel *m, psData *d, int cpu) {
       o1_dequeue_task(m, d, p);
       o1_set_prio(m, d, p, prio);
       o1_enqueue_task(m, d, p, rq->active);
-      rq->nr_fairness_requeues++;
+      ps_count_up(&rq->nr_fairness_requeues);
     }
     if (prio < curr->prio) ps_resched_cpu(d, cpu);
   }

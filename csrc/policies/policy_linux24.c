@@ -465,9 +465,9 @@ static void recalculate(const psModel *m, psData *d, int this_cpu) {
     psTask *p = &d->task[i];
     if (p->exit_ns >= 0) continue;
     COUNTER(p) = recalc_counter(m, COUNTER(p), p->nice);
-    rq->nr_recalc_visits++;
+    ps_count_up(&rq->nr_recalc_visits);
   }
-  rq->nr_recalculations++;
+  ps_count_up(&rq->nr_recalculations);
 }
 
 /* schedule() from step 2 (§5): the engine has already del_from_runqueue'd a

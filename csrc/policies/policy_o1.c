@@ -212,7 +212,7 @@ __attribute__((noinline)) static void expire_o1(const psModel *m, psData *d, int
   if (!interactive || starving) {
     if (!rq->expired_timestamp) rq->expired_timestamp = o1_jiffies(d);
     o1_enqueue_task(m, d, p, !rq->active);
-    pt->nr_expired++;
+    ps_count_up(&pt->nr_expired);
     if (interactive) {
       ps_count_up(&d->warn[PS_WARN_STARVING]);
       ps_log(m, d, PS_EVT_STARVING, cpu, p, -1, p->prio, rq->nr_running);
@@ -220,7 +220,7 @@ __attribute__((noinline)) static void expire_o1(const psModel *m, psData *d, int
     ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 1);
   } else {
     o1_enqueue_task(m, d, p, rq->active);
-    pt->nr_reinserted++;
+    ps_count_up(&pt->nr_reinserted);
     ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
   }
 }

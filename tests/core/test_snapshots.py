@@ -547,3 +547,24 @@ def test_a_crafted_empty_slice_of_a_task_whose_slice_counts_down_is_refused(pres
     raw[slice_at:slice_at + 4] = bytes(4)
     with pytest.raises(ValueError, match=f"damaged: pid 1: {match}"):
         Sim.restore(resealed(raw))
+
+
+def test_a_policy_count_crafted_at_the_top_of_int64_neither_overflows_nor_spoils_the_pickle():
+    """A policy's own counts (wakeup migrations, balance pulls, array
+    switches ...) stop at 2^62 as the engine's do: nr_wakeup_migrations
+    crafted at INT64_MAX overflowed at the next migrating wakeup (found by
+    the pickle mutator under UBSan)."""
+    sim = ps.Simulator("linux-6.12-eevdf", cpus=2, seed=3)
+    for _ in range(5):
+        sim.spawn(ps.programs.interactive(2, 7))
+    sim.spawn(ps.programs.cpu_hog())
+    sim.run(seconds=1)
+    row = sim.cpu_stats()[1]
+    raw = bytearray(sim._core.snapshot())
+    i = at(raw, [row["nr_balance_pulls"], row["nr_wakeup_migrations"]]) + 8
+    raw[i:i + 8] = (2**63 - 1).to_bytes(8, "little")
+    core = Sim.restore(resealed(raw))
+    core.run_until(core.now_ns + 1_000_000_000)
+    again = Sim.restore(bytes(core.snapshot()))
+    again.check()
+    assert again.now_ns == core.now_ns
