@@ -725,15 +725,16 @@ int fair_check(const psModel *m, const psData *d, char *err, int errlen) {
     /* what update_curr and place_entity compute with stays in range: the
      * time it ran and when it last did are at most now, and it ran no more
      * than the time up to its last update (exec_start, 0 after a
-     * migration until it runs again); a saved lag within
-     * what update_entity_lag's clamp can leave (a 100 ms slice at nice 19:
-     * 6.8 s of virtual time), far below 2^36 ns */
+     * migration until it runs again); a saved lag within what
+     * update_entity_lag's clamp can leave: twice the largest slice (a 1 s
+     * base slice scaled by 4 CPUs' factor) at nice 19 is 546 s of virtual
+     * time, below 2^40 ns */
     if (se->exec_start > (uint64_t)d->now_ns || se->sum_exec_runtime > (uint64_t)d->now_ns ||
         ((se->exec_start || FRQ(m, d, p->cpu)->curr == i) &&
          se->sum_exec_runtime > se->exec_start) ||
-        se->vlag < -(INT64_C(1) << 36) || se->vlag > (INT64_C(1) << 36)) {
+        se->vlag < -(INT64_C(1) << 40) || se->vlag > (INT64_C(1) << 40)) {
       snprintf(err, errlen, "pid %d: exec_start %llu, sum_exec_runtime %llu or vlag %lld out of "
-               "range (0..now=%lld, 0..min(now, exec_start), -2^36..2^36)", p->pid,
+               "range (0..now=%lld, 0..min(now, exec_start), -2^40..2^40)", p->pid,
                (unsigned long long)se->exec_start, (unsigned long long)se->sum_exec_runtime,
                (long long)se->vlag, (long long)d->now_ns);
       return -1;
