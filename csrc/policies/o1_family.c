@@ -234,6 +234,14 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
      * it cannot lie ahead of them.  (From then on any value is some sleep
      * modulo 2^32, and activate_task's int arithmetic overflows for sleeps
      * of 2^31 jiffies and more, as the kernel's did.) */
+    /* dequeuing unlinks a task from its prio list and the lru list
+     * (prio_array.h): one in no array is in no list */
+    const psPrioLinks *l = psu_links_const(t);
+    if (t->pid && l->array < 0 &&
+        (l->run_next != -1 || l->run_prev != -1 || l->lru_next != -1 || l->lru_prev != -1)) {
+      snprintf(err, errlen, "pid %d: in no array but linked in a list", t->pid);
+      return -1;
+    }
     /* a slice that runs out is refilled at that tick (expire), so a live
      * task always has one left: scheduler_tick's `if (!--p->time_slice)`
      * would count a 0 down past it */

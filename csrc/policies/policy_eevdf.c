@@ -381,6 +381,14 @@ static int check_init_eevdf(const psModel *m, const psTask *t, char *err, int er
     return -1;
   }
   if (t->pid || t->is_idle) {
+    /* the base slice is at most 10^9 ns scaled by the CPU factor (at most
+     * 4): a longer one would widen entity_lag's clamp past every lag a run
+     * can save */
+    if (se->slice > UINT64_C(4000000000)) {
+      snprintf(err, errlen, "slice=%llu ns is outside the allowed range 0..4000000000 ns",
+               (unsigned long long)se->slice);
+      return -1;
+    }
     if (se->custom_slice && (se->slice < SLICE_MIN || se->slice > SLICE_MAX)) {
       snprintf(err, errlen, "slice=%llu ns is outside the allowed range %d..%d ns",
                (unsigned long long)se->slice, SLICE_MIN, SLICE_MAX);

@@ -568,3 +568,34 @@ def test_a_policy_count_crafted_at_the_top_of_int64_neither_overflows_nor_spoils
     again = Sim.restore(bytes(core.snapshot()))
     again.check()
     assert again.now_ns == core.now_ns
+
+
+def test_a_crafted_eevdf_slice_longer_than_any_base_slice_is_refused():
+    """A slice of 2^62 widened entity_lag's clamp, and the lag saved later
+    broke the state check (found by the pickle mutator)."""
+    sim = ps.Simulator("linux-6.6-eevdf")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    sim.run(seconds=0.01)
+    raw = bytearray(sim._core.snapshot())
+    slice_at = raw.index(b"hog\0") - 12 + 528  # psTask: the name at 12; fair_se's slice at 528
+    assert int.from_bytes(raw[slice_at:slice_at + 8], "little") == sim.task("hog").slice
+    raw[slice_at:slice_at + 8] = (2**62).to_bytes(8, "little")
+    with pytest.raises(ValueError, match=r"damaged: .*slice=4611686018427387904 ns is outside the "
+                                         r"allowed range 0\.\.4000000000 ns"):
+        Sim.restore(resealed(raw))
+
+
+def test_a_crafted_link_on_a_task_in_no_prio_array_is_refused():
+    """Dequeuing unlinks a task from its prio list and the lru list."""
+    sim = ps.Simulator("houston-2003")
+    sim.spawn(ps.programs.cpu_hog())
+    sim.spawn(ps.Program().loop().run(ms=1).sleep(ms=50).end(), name="sleeper")
+    while sim.task("sleeper").state != "interruptible":
+        sim.step()
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, the policy's area at 480: array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"sleeper\0") - 12 + 480
+    assert raw[links:links + 20] == bytes([0xFF] * 20), "psTask's layout moved: update the offsets"
+    raw[links + 12:links + 16] = (0).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="damaged: pid 2: in no array but linked in a list"):
+        Sim.restore(resealed(raw))
