@@ -289,9 +289,22 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
           return -1;
         }
       }
+      /* the lru list both ways, as psu_lru_del follows it */
+      int32_t lru_last = -1;
       for (int32_t i = arr->lru_head; i >= 0 && nlru <= d->ntask;
-           i = psu_links_const(&d->task[i])->lru_next)
+           i = psu_links_const(&d->task[i])->lru_next) {
+        if (psu_links_const(&d->task[i])->lru_prev != lru_last) {
+          snprintf(err, errlen, "cpu %d array %d: the lru list's back link at slot %d is wrong", c,
+                   a, i);
+          return -1;
+        }
+        lru_last = i;
         nlru++;
+      }
+      if (arr->lru_tail != lru_last) {
+        snprintf(err, errlen, "cpu %d array %d: the lru list's tail is wrong", c, a);
+        return -1;
+      }
       if (n != arr->nr_active || (f->lru ? nlru != normal : nlru != 0)) {
         snprintf(err, errlen, "cpu %d array %d: nr_active %d, %d queued, %d normal, lru %d", c, a,
                  arr->nr_active, n, normal, nlru);

@@ -599,3 +599,17 @@ def test_a_crafted_link_on_a_task_in_no_prio_array_is_refused():
     raw[links + 12:links + 16] = (0).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: pid 2: in no array but linked in a list"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_back_link_of_the_lru_list_is_refused():
+    """psu_lru_del follows lru_prev: a crafted one loaded, and unlinking the
+    task later spliced an idle task into the list (found by the pickle
+    mutator)."""
+    sim = ps.Simulator("houston-2003", cpus=4)
+    sim.spawn(ps.programs.cpu_hog(), name="hog", cpu=0)
+    raw = bytearray(sim._core.snapshot())
+    links = raw.index(b"hog\0") - 12 + 480  # array, run_next, run_prev, lru_next, lru_prev
+    assert raw[links + 16:links + 20] == bytes([0xFF] * 4), "psTask's layout moved: update the offsets"
+    raw[links + 16:links + 20] = (2).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="damaged: cpu 0 array .: the lru list's back link"):
+        Sim.restore(resealed(raw))
