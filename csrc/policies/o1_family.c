@@ -242,6 +242,11 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "pid %d: in no array but linked in a list", t->pid);
       return -1;
     }
+    /* without Houston's lru list nothing links it */
+    if (!f->lru && (l->lru_next != -1 || l->lru_prev != -1)) {
+      snprintf(err, errlen, "pid %d: linked in an lru list this policy does not keep", t->pid);
+      return -1;
+    }
     /* a slice that runs out is refilled at that tick (expire), so a live
      * task always has one left: scheduler_tick's `if (!--p->time_slice)`
      * would count a 0 down past it */

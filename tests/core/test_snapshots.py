@@ -613,3 +613,17 @@ def test_a_crafted_back_link_of_the_lru_list_is_refused():
     raw[links + 16:links + 20] = (2).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: cpu 0 array .: the lru list's back link"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_lru_link_under_a_policy_without_an_lru_list_is_refused():
+    """Only Houston keeps an lru list: under 2.5.64 a crafted lru link was
+    never walked by the check, and outlived the task's dequeue (found by the
+    pickle mutator)."""
+    sim = ps.Simulator("linux-2.5.64")
+    sim.spawn(ps.programs.cpu_hog(), name="hog")
+    raw = bytearray(sim._core.snapshot())
+    links = raw.index(b"hog\0") - 12 + 480  # array, run_next, run_prev, lru_next, lru_prev
+    assert raw[links + 12:links + 20] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
+    raw[links + 12:links + 16] = bytes(4)
+    with pytest.raises(ValueError, match="damaged: pid 1: linked in an lru list this policy does not keep"):
+        Sim.restore(resealed(raw))
