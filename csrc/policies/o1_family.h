@@ -287,7 +287,7 @@ extern const psColumn o1_queue_columns[3];
   .init_rq = o1_init_rq, .task_exit = o1_task_exit,                                      \
   .put_prev = o1_put_prev, .deactivate = o1_deactivate, .pick_next = o1_pick_next,       \
   .set_nice = o1_set_nice, .set_scheduler = o1_set_scheduler, .migrate = o1_migrate,     \
-  .dump = o1_dump, .check = o1_check
+  .dump = o1_dump
 #define O1_FAMILY_QUEUE_COLUMNS .queue_columns = o1_queue_columns, .nqueue_columns = 3
 
 #endif

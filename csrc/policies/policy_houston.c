@@ -290,6 +290,23 @@ static void task_fork_h(const psModel *m, psData *d, psTask *parent, psTask *p) 
   o1_wake_child_smart(m, d, parent, p);
 }
 
+/* The family's invariants, and run_avg_timestamp, a 32-bit jiffy like
+ * last_run, not ahead of the jiffies before they first wrap: the sleep
+ * credit is measured from it (a crafted one ahead overflowed sleep_avg). */
+static int check_h(const psModel *m, const psData *d, char *err, int errlen) {
+  if (o1_check(m, d, err, errlen)) return -1;
+  for (int32_t i = m->ncpu; i < d->ntask && d->jiffies <= UINT32_MAX; i++) {
+    const psTask *t = &d->task[i];
+    const h_task *h = (const h_task *)t->priv;
+    if (t->pid && h->run_avg_timestamp > d->jiffies) {
+      snprintf(err, errlen, "pid %d: run_avg_timestamp %u is after jiffies %llu", t->pid,
+               h->run_avg_timestamp, (unsigned long long)d->jiffies);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* spawn's init values: the family's, and run_avg within decay_value's
  * domain, 0..max_run_avg (houston_math.h) */
 static int check_init_h(const psModel *m, const psTask *t, char *err, int errlen) {
@@ -433,6 +450,7 @@ const psPolicy ps_policy_houston = {
         O1_FAMILY_HOOKS,
         .wakeup = wakeup_h,
         .check_init = check_init_h,
+        .check = check_h,
         .retune = retune_h,
         .configure = configure_h,
         .task_spawn = task_spawn_h,

@@ -393,6 +393,7 @@ const psPolicy ps_policy_o1 = {
         O1_FAMILY_HOOKS,
         .wakeup = wakeup_o1,
         .check_init = o1_check_init,
+        .check = o1_check,
         .retune = o1_retune,
         .configure = configure_o1,
         .task_spawn = task_spawn_o1,
