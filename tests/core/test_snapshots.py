@@ -627,3 +627,20 @@ def test_a_crafted_lru_link_under_a_policy_without_an_lru_list_is_refused():
     raw[links + 12:links + 16] = bytes(4)
     with pytest.raises(ValueError, match="damaged: pid 1: linked in an lru list this policy does not keep"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_houston_run_avg_timestamp_ahead_of_the_jiffies_is_refused():
+    """Houston measures the sleep credit from run_avg_timestamp, a 32-bit
+    jiffy: one crafted ahead loaded and overflowed sleep_avg at the next
+    wakeup (found by the pickle mutator)."""
+    sim = ps.Simulator("houston-2003", hz=100)
+    sim.spawn(ps.programs.interactive(2, 30), name="waker")
+    sim.run(seconds=0.35)
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, the policy's area at 480: o1_sched (48 bytes), run_avg, run_avg_timestamp
+    stamp = raw.index(b"waker\0") - 12 + 480 + 52
+    assert 0 < int.from_bytes(raw[stamp:stamp + 4], "little") <= sim.jiffies, \
+        "psTask's or h_task's layout moved: update the offsets"
+    raw[stamp:stamp + 4] = (sim.jiffies + 93).to_bytes(4, "little")
+    with pytest.raises(ValueError, match=r"damaged: pid 1: run_avg_timestamp \d+ is after jiffies"):
+        Sim.restore(resealed(raw))
