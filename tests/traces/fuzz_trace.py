@@ -31,14 +31,13 @@ import gzip
 import os
 import random
 import re
-import resource
 import sys
 import tempfile
 import time
-import traceback
-import warnings
 
-import pysched as ps
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
+import pysched as ps  # noqa: E402
+from fuzzing import judge, peak_rss_mib  # noqa: E402
 from pysched import _replay
 from pysched import trace as tr
 
@@ -237,9 +236,6 @@ def write(path_base, data, is_gzip):
     return path
 
 
-def peak_rss_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
 
 def run(seconds, seed, out, limit_s=10.0, max_rss=2048, iterations=None, verbose=False):
     """Fuzz for `seconds` (or `iterations` inputs); returns (inputs, outcomes, findings)."""
@@ -264,30 +260,8 @@ def run(seconds, seed, out, limit_s=10.0, max_rss=2048, iterations=None, verbose
         if verbose:
             print(f"input {n}: {name}, {len(data):,} bytes{' gzip' if is_gzip else ''}, "
                   f"replay seed {run_seed}", flush=True)
-        # a hang inside C code (a regex) holds the interpreter: only
-        # faulthandler's own thread can end it
-        faulthandler.dump_traceback_later(limit_s * 3, exit=True)
-        t0 = time.monotonic()
-        try:
-            # a RuntimeWarning (NumPy's overflow, a division by zero) is a
-            # wrong result given quietly: a finding too
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", RuntimeWarning)
-                outcome = exercise(path, random.Random(run_seed))
-        except DOCUMENTED as e:
-            outcome = type(e).__name__
-        except BaseException as e:  # noqa: BLE001 -- everything else is a finding
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            outcome = None
-            problem = "".join(traceback.format_exception(e))
-        finally:
-            faulthandler.cancel_dump_traceback_later()
-        took = time.monotonic() - t0
-        if outcome is not None and took > limit_s:
-            outcome, problem = None, f"took {took:.1f} s (limit {limit_s} s)"
-        if outcome is not None and peak_rss_mib() > max_rss:
-            outcome, problem = None, f"peak RSS {peak_rss_mib():.0f} MiB (limit {max_rss} MiB)"
+        outcome, problem = judge(lambda: exercise(path, random.Random(run_seed)), DOCUMENTED,
+                                 limit_s, max_rss)
         if outcome is None:
             kept = write(os.path.join(out, f"fuzz_trace_finding_{seed}_{n}"), data, is_gzip)
             findings.append((kept, run_seed, problem))
