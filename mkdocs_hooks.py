@@ -1,7 +1,8 @@
 """Hooks of the documentation build (mkdocs.yml, hooks:).
 
-The API reference is generated from the installed pysched (on_startup
-takes the checkout's root off sys.path).
+The API reference is generated from the installed pysched: the
+checkout's package is in src/, where neither mkdocstrings nor sys.path
+looks, so the compiled core is there to be documented.
 
 The scheduler fact sheets (docs/schedulers/) cite their sources as
 bracketed tags: [S1], [S2 @0165d775], [M1].  Two tags side by side,
@@ -11,9 +12,7 @@ mkdocs-autorefs reads as a cross-reference to a target named
 warning fails the build.  The filter drops those warnings, and only those:
 any other unresolved cross-reference still fails it."""
 import logging
-import os
 import re
-import sys
 
 CITATION = re.compile(
     r"schedulers/[\w.-]+\.md: Could not find cross-reference target '[SM]\d+(?: @[0-9a-f]+)?'$")
@@ -32,11 +31,3 @@ def on_config(config):
             handler.addFilter(_Citations())
     return config
 
-
-def on_startup(command, dirty):
-    # the API reference documents the installed pysched, compiled core
-    # included: under "python -m mkdocs" the checkout's root (this file's
-    # folder) is on sys.path, where pysched/ has no built core, so it is
-    # taken off before mkdocstrings looks for the package
-    root = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != root]

@@ -13,7 +13,7 @@ from setuptools.command.build_py import build_py
 # (pysched.build_policy): the core's own, copied into the package at build
 # time so that csrc/core stays their one source.
 HEADERS = sorted(glob.glob("csrc/core/*.h"))
-HEADER_DIR = os.path.join("pysched", "include", "pysched")
+HEADER_DIR = os.path.join("pysched", "include", "pysched")  # in the built package
 
 
 class build_py_with_headers(build_py):
@@ -31,9 +31,9 @@ class build_py_with_headers(build_py):
             os.path.join(self.build_lib, HEADER_DIR, os.path.basename(h)) for h in HEADERS]
 
 
-# the package version, from its one place (pysched/__init__.py): snapshots
-# record the version that made them
-with open(os.path.join("pysched", "__init__.py")) as f:
+# the package version, from its one place (src/pysched/__init__.py):
+# snapshots record the version that made them
+with open(os.path.join("src", "pysched", "__init__.py")) as f:
     VERSION = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
 
 cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers", "-Wno-unused-parameter"]

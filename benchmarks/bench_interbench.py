@@ -33,7 +33,7 @@ def main(argv=None):
 
 def _timed(preset, duration):
     t0 = time.perf_counter()
-    ps.interbench.run(preset, duration_s=duration)
+    ps.workloads.interbench.run(preset, duration_s=duration)
     return time.perf_counter() - t0
 
 

@@ -1,5 +1,5 @@
 """Simulated ticks per second of the Linux 2.4.20 scheduler written in Python
-(pysched.examples.linux24) against the built-in C preset linux-2.4.20.
+(pysched.policy.examples.linux24) against the built-in C preset linux-2.4.20.
 
     python benchmarks/bench_python_linux24.py            # each run >= 1 s, best of 3
     python benchmarks/bench_python_linux24.py --quick    # >= 0.1 s per run
@@ -19,7 +19,7 @@ import os
 import sys
 
 import pysched as ps
-from pysched.examples.linux24 import Linux24
+from pysched.policy.examples.linux24 import Linux24
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_ticks import ticks_per_second  # noqa: E402

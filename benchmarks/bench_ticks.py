@@ -37,7 +37,7 @@ Cases (HZ=1000, preset linux-2.5.65, counters only, latency records off):
       grows is the work of an instant that visits every CPU, and the 56
       hogs' own slice expiries and balancing
   (g) cases (a) and (b) under the policies written in Python
-      (pysched.examples.RoundRobin, SleepCredit): a Python call per hook
+      (pysched.policy.examples.RoundRobin, SleepCredit): a Python call per hook
   (a, C) with --c-policy FILE: case (a) under each preset of a C policy
       built outside the package (pysched.build_policy), beside linux-2.5.65
       measured again: the cost of a policy loaded at run time
@@ -259,7 +259,7 @@ def main(argv=None):
     print("\n(j) (h) with the interactive tasks on 8 CPUs only, of 8 and of 64: ns per switch")
     per_switch_by_cpus(functools.partial(pinned, busy=8), min_s, args.reps, counts=(8, 64))
     print("\n(g) policies written in Python: simulated ticks per second")
-    for policy in (ps.examples.RoundRobin, ps.examples.SleepCredit):
+    for policy in (ps.policy.examples.RoundRobin, ps.policy.examples.SleepCredit):
         rates = [ticks_per_second(lambda: case(policy), min_s, args.reps)[0] for case in (case_a, case_b)]
         print(f"    {policy.__name__:16} (a) {rates[0]:12,.0f}   (b) {rates[1]:12,.0f}")
     if lib:

@@ -1,13 +1,13 @@
 """Does houston-2003's feedback loop settle, cycle or starve a task?  The
-prediction (pysched.stability.houston_stability, from the patch's formulas)
-against the simulator (pysched.measure.classify_run) over a grid of
+prediction (pysched.analysis.stability.houston_stability, from the patch's formulas)
+against the simulator (pysched.analysis.measure.classify_run) over a grid of
 run_avg_halflife x nice_const, for nice -20 vs +19 and for 0 vs +5.
 
 For each pair it prints the two verdicts point by point, then the
 agreement: the kind (settles / cycles / starves), the shares where both
 settle (within 0.03), the settling time where both settle (within a factor
 of 2: when every prio has come within a level of the range it keeps at the
-end, pysched.measure.prio_settling_time), and the runtime of each side.  --plot writes the map: predicted and simulated
+end, pysched.analysis.measure.prio_settling_time), and the runtime of each side.  --plot writes the map: predicted and simulated
 kinds side by side, the small task's share in each cell, disagreements
 framed.
 
@@ -36,9 +36,9 @@ def axes(size):
 def point(pair, hl, nc):
     params = {"run_avg_halflife": hl, "nice_const": nc}
     t0 = time.perf_counter()
-    p = ps.stability.houston_stability(pair, params=params)
+    p = ps.analysis.stability.houston_stability(pair, params=params)
     t1 = time.perf_counter()
-    m = ps.measure.classify_run(pair, params=params)
+    m = ps.analysis.measure.classify_run(pair, params=params)
     t2 = time.perf_counter()
     small = int(np.argmin(p.equilibrium_shares)) if pair[0] != pair[1] else 1
     return {"pair": pair, "hl": hl, "nc": nc, "small": small,

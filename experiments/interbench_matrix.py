@@ -2,7 +2,7 @@
 Video, X, Burn, Write, Read, Compile and Ring -- for linux-2.4.20,
 linux-2.5.64, linux-2.5.65 and houston-2003 side by side: mean and max
 latency (ms), % desired CPU and % deadlines met, with interbench's own
-arithmetic (pysched.interbench).  Each preset at its own HZ (2.4: 100).
+arithmetic (pysched.workloads.interbench).  Each preset at its own HZ (2.4: 100).
 
     python experiments/interbench_matrix.py [--duration 30] [--cpus 1] [--quick]
 """
@@ -25,9 +25,9 @@ def main(argv=None):
     kw = {"duration_s": 10, "benchmarks": ("audio", "x")} if args.quick else \
         {"duration_s": args.duration}
     t0 = time.perf_counter()
-    tables = [ps.interbench.run(p, cpus=args.cpus, seed=args.seed, **kw) for p in PRESETS]
+    tables = [ps.workloads.interbench.run(p, cpus=args.cpus, seed=args.seed, **kw) for p in PRESETS]
     wall = time.perf_counter() - t0
-    print(ps.interbench.side_by_side(tables))
+    print(ps.workloads.interbench.side_by_side(tables))
     runs = sum(len(t) for t in tables)
     print(f"\n{runs} runs of {kw['duration_s']:g} s (+1 s of load first) in {wall:.1f} s")
 

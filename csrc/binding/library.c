@@ -1,4 +1,4 @@
-/* Policy libraries built outside the package (pysched/build.py builds
+/* Policy libraries built outside the package (src/pysched/policy/build.py builds
  * them): loading one with dlopen, its ABI and table check
  * (ps_policy_library_check), its activation, and the lookup of presets
  * among the built-in ones and those of the libraries loaded (the list is
@@ -77,7 +77,7 @@ const psPreset *snapshot_preset(const module_state *st, const Py_buffer *view, i
   return pre;
 }
 
-/* ---- policy libraries (pysched/build.py builds them) ---- */
+/* ---- policy libraries (src/pysched/policy/build.py builds them) ---- */
 
 /* load_policy_library(path, origin) -> (index, [preset tuples]): open the
  * shared library at path, built from the source `origin`, and check it

@@ -1,6 +1,6 @@
 """Linux 2.4.20's goodness scheduler written in Python.
 
-The policy lives in the package, pysched/examples/linux24.py, so that the
+The policy lives in the package, src/pysched/policy/examples/linux24.py, so that the
 tests (tests/policies/api/test_python_linux24.py, which compare it tick for tick with the
 built-in C preset linux-2.4.20) and the benchmarks import it from the
 installed package: an sdist ships tests/ but not experiments/.  This file
@@ -10,7 +10,7 @@ comparison.
     python experiments/policies/linux24.py
 """
 import pysched as ps
-from pysched.examples.linux24 import Linux24, nice_to_ticks, tick_scale  # noqa: F401
+from pysched.policy.examples.linux24 import Linux24, nice_to_ticks, tick_scale  # noqa: F401
 
 __all__ = ["Linux24"]
 

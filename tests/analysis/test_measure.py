@@ -1,10 +1,10 @@
-"""Measurements on a run's series (pysched.measure): windowed shares, the
+"""Measurements on a run's series (pysched.analysis.measure): windowed shares, the
 settling time, limit cycles and the verdict on a simulated pair of hogs."""
 import numpy as np
 import pytest
 
 import pysched as ps
-from pysched import measure
+from pysched.analysis import measure
 
 MS = 1_000_000
 

@@ -18,7 +18,7 @@ MS = 1_000_000
 
 
 def busy(preset="linux-2.5.65", cpus=2, seconds=2.0, **kwargs):
-    sim = ps.testing.busy_machine(preset, cpus=cpus, record="events", **kwargs)
+    sim = ps.policy.testing.busy_machine(preset, cpus=cpus, record="events", **kwargs)
     sim.run(seconds=seconds)
     return sim
 
@@ -65,7 +65,7 @@ def test_a_window_over_the_whole_run_gives_the_counters_shares(preset, cpus):
 
 
 def test_a_window_agrees_with_the_sampled_cpu_ns():
-    sim = ps.testing.busy_machine("linux-2.5.65", cpus=2, record="series", series_fields=["cpu_ns"],
+    sim = ps.policy.testing.busy_machine("linux-2.5.65", cpus=2, record="series", series_fields=["cpu_ns"],
                                   series_every=10)
     sim.run(seconds=2)
     times, cpu = sim.series_times(), sim.series("cpu_ns")
@@ -81,7 +81,7 @@ def test_a_truncated_log_serves_windows_from_its_oldest_record():
     full = busy()
     for sim in (busy(max_trace_bytes=32 * 1000, on_full="overwrite"), None):
         if sim is None:  # emptied half-way
-            sim = ps.testing.busy_machine("linux-2.5.65", cpus=2, record="events")
+            sim = ps.policy.testing.busy_machine("linux-2.5.65", cpus=2, record="events")
             sim.run(seconds=1)
             sim.clear_records()
             sim.run(seconds=1)
@@ -250,7 +250,7 @@ def test_a_truncated_log_gives_the_whole_logs_stretches_cut_at_its_start():
     p, s, w, o = _stretches(full)
     for sim in (busy(max_trace_bytes=32 * 1000, on_full="overwrite"), None):
         if sim is None:
-            sim = ps.testing.busy_machine("linux-2.5.65", cpus=2, record="events")
+            sim = ps.policy.testing.busy_machine("linux-2.5.65", cpus=2, record="events")
             sim.run(seconds=1)
             sim.clear_records()
             sim.run(seconds=1)

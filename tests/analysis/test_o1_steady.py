@@ -1,12 +1,12 @@
 """The O(1) family's steady state of a task that runs r ms and sleeps s ms
-beside CPU hogs: the prediction of pysched.o1_steady (the kernel's
+beside CPU hogs: the prediction of pysched.analysis.o1 (the kernel's
 bookkeeping, no simulation) against the simulator
-(pysched.measure.o1_duty_run)."""
+(pysched.analysis.measure.o1_duty_run)."""
 import pytest
 
 import pysched as ps
-from pysched.measure import o1_duty_run
-from pysched.o1_steady import O1_PRESETS, o1_steady_state
+from pysched.analysis.measure import o1_duty_run
+from pysched.analysis.o1 import O1_PRESETS, o1_steady_state
 
 PERIODS_MS = (10, 100, 1000)
 DUTIES = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9)
@@ -79,7 +79,7 @@ def test_bad_input_names_the_value_and_the_range():
     with pytest.raises(KeyError, match="max_sleep_avgg"):
         o1_steady_state(1, 9, params={"max_sleep_avgg": 5})
     with pytest.raises(ValueError, match="one task's sleep_avg"):
-        ps.measure.sleep_avg_steady([0, 1, 2], [[0, 1]] * 3, [[1, 2]] * 3, tol_ticks=1)
+        ps.analysis.measure.sleep_avg_steady([0, 1, 2], [[0, 1]] * 3, [[1, 2]] * 3, tol_ticks=1)
 
 
 def test_analysis_re_exports_the_pair():

@@ -1,12 +1,12 @@
-"""houston-2003's feedback loop: the prediction of pysched.stability (from
+"""houston-2003's feedback loop: the prediction of pysched.analysis.stability (from
 the patch's formulas, no simulation) against what the simulator does
-(pysched.measure.classify_run), on a small grid; the full grid is
+(pysched.analysis.measure.classify_run), on a small grid; the full grid is
 experiments/houston_stability.py."""
 import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.stability import houston_stability
+from pysched.analysis.stability import houston_stability
 
 HALF_LIVES = (500, 2000, 8000)
 NICE_CONSTS = (1600, 6400, 25600)
@@ -21,7 +21,7 @@ def grid():
     for pair, hl, nc in GRID:
         params = {"run_avg_halflife": hl, "nice_const": nc}
         out.append((pair, hl, nc, houston_stability(pair, params=params),
-                    ps.measure.classify_run(pair, params=params)))
+                    ps.analysis.measure.classify_run(pair, params=params)))
     return out
 
 

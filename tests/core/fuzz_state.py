@@ -31,7 +31,7 @@ import pysched as ps  # noqa: E402
 from test_run_cuts import program  # noqa: E402
 
 DOCUMENTED = (ValueError, TypeError, KeyError, ps.Error)
-POLICIES = [ps.examples.RoundRobin, ps.examples.SleepCredit]
+POLICIES = [ps.policy.examples.RoundRobin, ps.policy.examples.SleepCredit]
 
 
 def wrong_or_right(r, good, bad):

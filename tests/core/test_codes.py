@@ -1,4 +1,4 @@
-"""The public code tables (pysched/codes.py): TASK_STATES, SCHED_POLICIES,
+"""The public code tables (src/pysched/codes.py): TASK_STATES, SCHED_POLICIES,
 EVENT_KINDS and EVENT_FIELDS, checked against the C that writes the codes:
 the enum of csrc/core/trace.h, the fields the core declares, and what the
 engine and the policies actually log."""
@@ -49,7 +49,7 @@ def _logs():
     (2.5.65, fact sheet 5.5)."""
     logs = []
     for preset in ps.presets():
-        sim = ps.testing.busy_machine(preset, record="events")
+        sim = ps.policy.testing.busy_machine(preset, record="events")
         sim.run(seconds=2)
         logs.append(sim.events())
     sim = ps.Simulator(PRESET, record="events",

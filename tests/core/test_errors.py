@@ -602,8 +602,8 @@ _SHARED = build()
     (lambda: ps.formula(PRESET, "task_timeslice\x00junk", 120), "formula name 'task_timeslice\\x00junk'"),
     (lambda: ps.formula(PRESET, "task_timeslice", 120, params={"max_timeslice\x00junk": 50}),
      "parameter name 'max_timeslice\\x00junk'"),
-    (lambda: ps.o1.task_timeslice(120, params={"max_timeslice\x00junk": 50}), "parameter name 'max_timeslice\\x00junk'"),
-    (lambda: ps.houston.constants({"nice_const\x00junk": 8000}), "parameter name 'nice_const\\x00junk'"),
+    (lambda: ps.analysis.o1.task_timeslice(120, params={"max_timeslice\x00junk": 50}), "parameter name 'max_timeslice\\x00junk'"),
+    (lambda: ps.analysis.houston.constants({"nice_const\x00junk": 8000}), "parameter name 'nice_const\\x00junk'"),
     (lambda: ps.policy_info(PRESET + "\x00junk"), "preset 'linux-2.5.65\\x00junk'"),
     (lambda: ps.preset_params(PRESET + "\x00junk"), "preset 'linux-2.5.65\\x00junk'"),
 ], ids=["formula", "formula params", "o1 params", "houston params", "policy_info", "preset_params"])

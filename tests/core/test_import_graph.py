@@ -1,6 +1,8 @@
 """The package's modules import one another without cycles: every import
 (lazy ones inside functions included) is read from the installed sources,
-and an import of the package itself (`from . import _core`) is no edge."""
+an import of a subpackage's module is an import of the subpackage too (its
+__init__ runs first), and an import of the package itself (`from . import
+_core`), or of a package the importer is inside, is no edge."""
 import ast
 import collections
 import pathlib
@@ -24,11 +26,17 @@ def import_graph():
                 target = ".".join(parts[:len(parts) - node.level + 1] + [node.module or ""]).strip(".")
                 for a in node.names:
                     dst = f"{target}.{a.name}" if f"{target}.{a.name}" in mods else target
-                    if dst != "pysched" and dst in mods:
-                        graph[name].add(dst)
+                    graph[name] |= {d for d in with_parents(dst) if d in mods}
             elif isinstance(node, ast.Import):
-                graph[name] |= {a.name for a in node.names if a.name in mods and a.name != "pysched"}
+                graph[name] |= {d for a in node.names for d in with_parents(a.name) if d in mods}
+        graph[name] -= {"pysched", name} | set(with_parents(name))
     return mods, graph
+
+
+def with_parents(name):
+    """name and the packages above it, which an import of it runs first."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 def cycles(mods, graph):
@@ -61,3 +69,11 @@ def test_the_scan_finds_a_cycle_where_there_is_one():
     mods = {"pysched.a": None, "pysched.b": None}
     graph = collections.defaultdict(set, {"pysched.a": {"pysched.b"}, "pysched.b": {"pysched.a"}})
     assert cycles(mods, graph) == [["pysched.a", "pysched.b", "pysched.a"]]
+
+
+def test_an_import_of_a_subpackages_module_runs_the_subpackage_first():
+    # simulator.py imports pysched.results.frames: results/__init__.py runs
+    # first, so it must not import the simulator back
+    _, graph = import_graph()
+    assert {"pysched.results", "pysched.results.frames"} <= graph["pysched.simulator"]
+    assert "pysched.analysis" not in graph["pysched.analysis.stability"]  # its own package

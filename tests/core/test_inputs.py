@@ -3,14 +3,17 @@ expected (NumPy integers, anything with __index__), but never a bool or a
 float there; and whatever it accepts, the compiled core is handed plain
 Python ints, floats, bools and strs only."""
 import dataclasses
+import functools
 import inspect
+import os
 import re
+import tempfile
 
 import numpy as np
 import pytest
 
 import pysched as ps
-from pysched import Program, _core, demo
+from pysched import Program, _core, demo, realkernel
 
 PRESET = "linux-2.5.65"
 HOG = ps.programs.cpu_hog
@@ -242,6 +245,23 @@ def rtapp(I):
     return after(lambda s: (w.duration, w.spawn_into(s)))
 
 
+@functools.cache
+def small_trace():
+    """A trace of a hog and a sleeper (sim.export_ftrace read back)."""
+    sim = ps.Simulator(PRESET, record="events")
+    sim.spawn(HOG(), name="hog")
+    sim.spawn(ps.programs.interactive(1, 3), name="sleeper")
+    sim.run(seconds=0.2)
+    path = os.path.join(tempfile.mkdtemp(), "small.txt")
+    sim.export_ftrace(path)
+    return ps.trace.load(path)
+
+
+def replayed(w):
+    """What a TraceWorkload replays, as plain values."""
+    return w.cpus, w.duration, w.wake_edges, [repr(t) for t in w.tasks]
+
+
 # two periodic tasks' records (pysched.metrics.PERIODIC_DTYPE), pid 1 a game
 PERIODIC = np.array([(0, 100_000_000, 5_000_000, 105_000_000, 0, 1, 0, 0, 0),
                      (0, 50_000_000, 1_500_000, 3_000_000, 0, 2, 1, 0, 0),
@@ -258,212 +278,309 @@ PRIO = np.tile([145, 150], (3001, 1)) + (np.arange(3001) % 50 < 10)[:, None]
 # (entry point, kind of its wrapped arguments: "int" or "number", call of I,
 # where I wraps each int argument of the call)
 ENTRY_POINTS = [
-    ("Simulator", "int", lambda I: built(cpus=I(2))),
-    ("Simulator", "int", lambda I: built(hz=I(250))),
-    ("Simulator", "int", lambda I: built(seed=I(7))),
-    ("Simulator", "int", lambda I: built(record="series", series_every=I(3))),
-    ("Simulator", "int", lambda I: built(record="events", max_trace_bytes=I(4096), on_full="overwrite")),
-    ("Simulator", "int", lambda I: built(max_tasks=I(10))),
-    ("Simulator", "int", lambda I: built(switch_cost_ns=I(20_000))),
-    ("Simulator", "int", lambda I: built(params={"max_sleep_avg": I(500), "starvation_limit": I(50)})),
-    ("Simulator.set_param", "int", lambda I: after(lambda s: s.set_param("max_sleep_avg", I(500)))),
-    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), nice=I(5)))),
-    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), policy="rr", rt_priority=I(5)))),
-    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), cpus_allowed=[I(1)]))),
-    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), cpu=I(1)))),
-    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), init={"sleep_avg": I(900)}))),
-    ("Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), time_slice=I(3)))),
-    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", every_ms=I(2)))),
-    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", every_us=I(2500)))),
-    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", poisson_ms=I(3)))),
-    ("Simulator.source", "number", lambda I: after(lambda s: s.source("c", every_ms=1, start_ms=I(4)))),
-    ("Simulator.source", "int", lambda I: after(lambda s: s.source("c", every_ms=1, count=I(4)))),
-    ("Simulator.run", "number", lambda I: after(lambda s: s.run(I(1)))),
-    ("Simulator.run", "int", lambda I: after(lambda s: s.run(ticks=I(17)))),
-    ("Simulator.step", "int", lambda I: after(lambda s: s.step(I(17)))),
-    ("Simulator.set_affinity", "int", lambda I: after(lambda s: s.set_affinity(I(1), [I(1)]))),
-    ("Simulator.renice", "int", lambda I: after(lambda s: s.renice(I(1), I(7)))),
-    ("Simulator.setscheduler", "int", lambda I: after(lambda s: s.setscheduler(I(2), "fifo", I(9)))),
-    ("Simulator.task", "int", lambda I: after(lambda s: vars(s.task(I(2))))),
-    ("Simulator.latencies", "int", lambda I: after(lambda s: s.latencies(I(2)).tolist())),
-    ("Simulator.latencies_frame", "int", lambda I: framed(lambda s: s.latencies_frame(I(2)))),
-    ("Simulator.periodic", "int", lambda I: after(lambda s: s.periodic(I(2)).tolist())),
-    ("Simulator.periodic_frame", "int", lambda I: framed(lambda s: s.periodic_frame(I(2)))),
-    ("Simulator.post", "int", lambda I: after(lambda s: s.post("c", n=I(3)))),
-    ("Simulator.runqueue", "int", lambda I: after(lambda s: s.runqueue(I(1)))),
-    ("Simulator.queue", "int", lambda I: after(lambda s: s.queue(I(1)))),
-    ("workloads.from_rtapp", "int", lambda I: rtapp(I)),
-    ("workloads.channel", "int", lambda I: ps.workloads.channel("barrier", "b", I(2))),
-    ("Program.run", "number", lambda I: spawned(Program().run(ms=I(3)).sleep(ms=1))),
-    ("Program.sleep", "number", lambda I: spawned(Program().sleep(us=I(2500)).run(ms=1))),
-    ("Program.periodic", "int", lambda I: spawned(Program().periodic(I(5000), 1000, advance_us=I(100)))),
-    ("Program.periodic", "number", lambda I: spawned(Program().periodic(5000, I(1000)))),
-    ("Program.frame", "int", lambda I: spawned(Program().frame(1000, I(900)))),
-    ("Program.frame", "number", lambda I: spawned(Program().frame(I(1000), 900))),
-    ("Program.timer", "int", lambda I: spawned(Program().timer(I(5000)).run(ms=1))),
-    ("Program.io", "number", lambda I: spawned(Program().io(ns=I(2_500_000)).run(ms=1))),
-    ("Program.loop", "int", lambda I: spawned(Program().loop(I(3)).run(ms=1).sleep(ms=1).end())),
-    ("Program.fork", "int", lambda I: spawned(Program().fork(Program().run(ms=2), n=I(3)))),
-    ("Program.nice", "int", lambda I: spawned(Program().nice(I(-4)).run(ms=5))),
-    ("Program.setscheduler", "int", lambda I: spawned(Program().setscheduler("rr", I(3)).run(ms=5))),
-    ("const", "number", lambda I: ps.const(I(3))),
-    ("uniform", "number", lambda I: ps.uniform(I(1), I(3))),
-    ("exponential", "number", lambda I: ps.exponential(I(3))),
-    ("normal", "number", lambda I: ps.normal(I(3), I(1))),
+    ("simulator.Simulator", "int", lambda I: built(cpus=I(2))),
+    ("simulator.Simulator", "int", lambda I: built(hz=I(250))),
+    ("simulator.Simulator", "int", lambda I: built(seed=I(7))),
+    ("simulator.Simulator", "int", lambda I: built(record="series", series_every=I(3))),
+    ("simulator.Simulator", "int",
+     lambda I: built(record="events", max_trace_bytes=I(4096), on_full="overwrite")),
+    ("simulator.Simulator", "int", lambda I: built(max_tasks=I(10))),
+    ("simulator.Simulator", "int", lambda I: built(switch_cost_ns=I(20_000))),
+    ("simulator.Simulator", "int",
+     lambda I: built(params={"max_sleep_avg": I(500), "starvation_limit": I(50)})),
+    ("simulator.Simulator.set_param", "int",
+     lambda I: after(lambda s: s.set_param("max_sleep_avg", I(500)))),
+    ("simulator.Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), nice=I(5)))),
+    ("simulator.Simulator.spawn", "int",
+     lambda I: after(lambda s: s.spawn(HOG(), policy="rr", rt_priority=I(5)))),
+    ("simulator.Simulator.spawn", "int",
+     lambda I: after(lambda s: s.spawn(HOG(), cpus_allowed=[I(1)]))),
+    ("simulator.Simulator.spawn", "int", lambda I: after(lambda s: s.spawn(HOG(), cpu=I(1)))),
+    ("simulator.Simulator.spawn", "int",
+     lambda I: after(lambda s: s.spawn(HOG(), init={"sleep_avg": I(900)}))),
+    ("simulator.Simulator.spawn", "int",
+     lambda I: after(lambda s: s.spawn(HOG(), time_slice=I(3)))),
+    ("simulator.Simulator.source", "number",
+     lambda I: after(lambda s: s.source("c", every_ms=I(2)))),
+    ("simulator.Simulator.source", "number",
+     lambda I: after(lambda s: s.source("c", every_us=I(2500)))),
+    ("simulator.Simulator.source", "number",
+     lambda I: after(lambda s: s.source("c", poisson_ms=I(3)))),
+    ("simulator.Simulator.source", "number",
+     lambda I: after(lambda s: s.source("c", every_ms=1, start_ms=I(4)))),
+    ("simulator.Simulator.source", "int",
+     lambda I: after(lambda s: s.source("c", every_ms=1, count=I(4)))),
+    ("simulator.Simulator.run", "number", lambda I: after(lambda s: s.run(I(1)))),
+    ("simulator.Simulator.run", "int", lambda I: after(lambda s: s.run(ticks=I(17)))),
+    ("simulator.Simulator.step", "int", lambda I: after(lambda s: s.step(I(17)))),
+    ("simulator.Simulator.set_affinity", "int",
+     lambda I: after(lambda s: s.set_affinity(I(1), [I(1)]))),
+    ("simulator.Simulator.renice", "int", lambda I: after(lambda s: s.renice(I(1), I(7)))),
+    ("simulator.Simulator.setscheduler", "int",
+     lambda I: after(lambda s: s.setscheduler(I(2), "fifo", I(9)))),
+    ("simulator.Simulator.task", "int", lambda I: after(lambda s: vars(s.task(I(2))))),
+    ("simulator.Simulator.latencies", "int", lambda I: after(lambda s: s.latencies(I(2)).tolist())),
+    ("simulator.Simulator.latencies_frame", "int",
+     lambda I: framed(lambda s: s.latencies_frame(I(2)))),
+    ("simulator.Simulator.periodic", "int", lambda I: after(lambda s: s.periodic(I(2)).tolist())),
+    ("simulator.Simulator.periodic_frame", "int",
+     lambda I: framed(lambda s: s.periodic_frame(I(2)))),
+    ("simulator.Simulator.post", "int", lambda I: after(lambda s: s.post("c", n=I(3)))),
+    ("simulator.Simulator.runqueue", "int", lambda I: after(lambda s: s.runqueue(I(1)))),
+    ("simulator.Simulator.queue", "int", lambda I: after(lambda s: s.queue(I(1)))),
+    ("workloads.rtapp.from_rtapp", "int", lambda I: rtapp(I)),
+    ("trace.capture.Trace.tid", "int", lambda I: small_trace().tid(I(1))),
+    ("trace.capture.Trace.task", "int", lambda I: small_trace().task(I(2)).tolist()),
+    ("trace.capture.Trace.to_workload", "int", lambda I: replayed(small_trace().to_workload(
+        cpus=I(1), tasks=[I(1), I(2)]))),
+    ("realkernel.read_hz", "int", lambda I: realkernel.read_hz(cpu=I(0))),
+    ("realkernel.unavailable", "int", lambda I: realkernel.unavailable([I(0), I(5)], latency=False,
+                                                                        cpu=I(0))),
+    ("realkernel.tunable_params", "int", lambda I: realkernel.tunable_params(
+        "linux-6.6-eevdf", {"base_slice_ns": I(3_000_000)}, hz=I(250))),
+    ("realkernel.sleeper_program", "number", lambda I: realkernel.sleeper_program(I(10), I(1)).ops),
+    ("workloads.rtapp.Workload.simulator", "int", lambda I: ps.workloads.from_rtapp(
+        {"tasks": {"t": {"instance": 2, "run": 1000}}}).simulator(PRESET, cpus=I(2)).cpus),
+    ("workloads.rtapp_build.channel", "int", lambda I: ps.workloads.channel("barrier", "b", I(2))),
+    ("program.Program.run", "number", lambda I: spawned(Program().run(ms=I(3)).sleep(ms=1))),
+    ("program.Program.sleep", "number", lambda I: spawned(Program().sleep(us=I(2500)).run(ms=1))),
+    ("program.Program.periodic", "int",
+     lambda I: spawned(Program().periodic(I(5000), 1000, advance_us=I(100)))),
+    ("program.Program.periodic", "number", lambda I: spawned(Program().periodic(5000, I(1000)))),
+    ("program.Program.frame", "int", lambda I: spawned(Program().frame(1000, I(900)))),
+    ("program.Program.frame", "number", lambda I: spawned(Program().frame(I(1000), 900))),
+    ("program.Program.timer", "int", lambda I: spawned(Program().timer(I(5000)).run(ms=1))),
+    ("program.Program.io", "number", lambda I: spawned(Program().io(ns=I(2_500_000)).run(ms=1))),
+    ("program.Program.loop", "int",
+     lambda I: spawned(Program().loop(I(3)).run(ms=1).sleep(ms=1).end())),
+    ("program.Program.fork", "int", lambda I: spawned(Program().fork(Program().run(ms=2), n=I(3)))),
+    ("program.Program.nice", "int", lambda I: spawned(Program().nice(I(-4)).run(ms=5))),
+    ("program.Program.setscheduler", "int",
+     lambda I: spawned(Program().setscheduler("rr", I(3)).run(ms=5))),
+    ("dist.const", "number", lambda I: ps.const(I(3))),
+    ("dist.uniform", "number", lambda I: ps.uniform(I(1), I(3))),
+    ("dist.exponential", "number", lambda I: ps.exponential(I(3))),
+    ("dist.normal", "number", lambda I: ps.normal(I(3), I(1))),
     ("programs.interactive", "number", lambda I: spawned(ps.programs.interactive(I(2), I(5)))),
     ("programs.x_server", "number", lambda I: spawned(ps.programs.x_server(work_ms=I(3)))),
-    ("programs.x_client", "number", lambda I: spawned(ps.programs.x_client(think_ms=I(4), work_ms=I(1)))),
+    ("programs.x_client", "number",
+     lambda I: spawned(ps.programs.x_client(think_ms=I(4), work_ms=I(1)))),
     ("programs.kernel_compile", "int", lambda I: spawned(ps.programs.kernel_compile(
         I(2), cc_ms=ps.uniform(5, 10), io_ms=1))),
-    ("policy_info", "int", lambda I: ps.policy_info(PRESET, I(100))),
-    ("preset_params", "int", lambda I: ps.preset_params(PRESET, I(100))),
-    ("formula", "int", lambda I: ps.formula(PRESET, "effective_prio", I(120), I(900))),
-    ("formula", "int", lambda I: ps.formula(PRESET, "task_timeslice", 120, hz=I(100))),
-    ("formula", "int", lambda I: ps.formula(PRESET, "task_timeslice", 120, params={"max_timeslice": I(50)})),
-    ("o1.effective_prio", "int", lambda I: ps.o1.effective_prio(I(120), I(900))),
-    ("o1.task_timeslice", "int", lambda I: ps.o1.task_timeslice(I(110))),
-    ("o1.task_interactive", "int", lambda I: ps.o1.task_interactive(I(115), I(120))),
-    ("o1.expired_starving", "int", lambda I: ps.o1.expired_starving(I(10), I(200), I(3))),
-    ("o1.task_timeslice", "int", lambda I: ps.o1.task_timeslice(110, params={"max_timeslice": I(50)})),
-    ("houston.constants", "int", lambda I: ps.houston.constants({"hz": I(250)})),
-    ("houston.constants", "int", lambda I: ps.houston.constants({"nice_const": I(8000)})),
-    ("houston.effective_prio", "int", lambda I: ps.houston.effective_prio(
+    ("policy.registry.policy_info", "int", lambda I: ps.policy_info(PRESET, I(100))),
+    ("policy.registry.preset_params", "int", lambda I: ps.preset_params(PRESET, I(100))),
+    ("policy.registry.formula", "int",
+     lambda I: ps.formula(PRESET, "effective_prio", I(120), I(900))),
+    ("policy.registry.formula", "int",
+     lambda I: ps.formula(PRESET, "task_timeslice", 120, hz=I(100))),
+    ("policy.registry.formula", "int",
+     lambda I: ps.formula(PRESET, "task_timeslice", 120, params={"max_timeslice": I(50)})),
+    ("analysis.o1.effective_prio", "int", lambda I: ps.analysis.o1.effective_prio(I(120), I(900))),
+    ("analysis.o1.task_timeslice", "int", lambda I: ps.analysis.o1.task_timeslice(I(110))),
+    ("analysis.o1.task_interactive", "int",
+     lambda I: ps.analysis.o1.task_interactive(I(115), I(120))),
+    ("analysis.o1.expired_starving", "int",
+     lambda I: ps.analysis.o1.expired_starving(I(10), I(200), I(3))),
+    ("analysis.o1.task_timeslice", "int",
+     lambda I: ps.analysis.o1.task_timeslice(110, params={"max_timeslice": I(50)})),
+    ("analysis.houston.constants", "int", lambda I: ps.analysis.houston.constants({"hz": I(250)})),
+    ("analysis.houston.constants", "int",
+     lambda I: ps.analysis.houston.constants({"nice_const": I(8000)})),
+    ("analysis.houston.effective_prio", "int", lambda I: ps.analysis.houston.effective_prio(
         5000, 160, 20, params={"nice_const": I(8000), "hz": I(100)})),
-    ("houston.decay_value", "int", lambda I: ps.houston.decay_value(I(5000), I(300), I(1000))),
-    ("houston.get_increment", "int", lambda I: ps.houston.get_increment(I(1000), I(100_000))),
-    ("houston.effective_prio", "int", lambda I: ps.houston.effective_prio(I(5000), I(160), I(20))),
-    ("houston.estimate_run_avg", "int", lambda I: ps.houston.estimate_run_avg(I(-3), I(100_000))),
-    ("houston.task_timeslice", "int", lambda I: ps.houston.task_timeslice(I(150), I(160))),
-    ("houston.update_prio_avg", "int", lambda I: ps.houston.update_prio_avg(I(40_000), I(150))),
-    ("houston.houston_equilibrium", "int", lambda I: listed(ps.analysis.houston_equilibrium(
+    ("analysis.houston.decay_value", "int",
+     lambda I: ps.analysis.houston.decay_value(I(5000), I(300), I(1000))),
+    ("analysis.houston.get_increment", "int",
+     lambda I: ps.analysis.houston.get_increment(I(1000), I(100_000))),
+    ("analysis.houston.effective_prio", "int",
+     lambda I: ps.analysis.houston.effective_prio(I(5000), I(160), I(20))),
+    ("analysis.houston.estimate_run_avg", "int",
+     lambda I: ps.analysis.houston.estimate_run_avg(I(-3), I(100_000))),
+    ("analysis.houston.task_timeslice", "int",
+     lambda I: ps.analysis.houston.task_timeslice(I(150), I(160))),
+    ("analysis.houston.update_prio_avg", "int",
+     lambda I: ps.analysis.houston.update_prio_avg(I(40_000), I(150))),
+    ("analysis.houston.houston_equilibrium", "int",
+     lambda I: listed(ps.analysis.houston_equilibrium(
         [I(0), I(5)], cpus=I(1)))),
-    ("houston.houston_equilibrium", "int", lambda I: listed(ps.houston.houston_equilibrium(
+    ("analysis.houston.houston_equilibrium", "int",
+     lambda I: listed(ps.analysis.houston.houston_equilibrium(
         [0, 5], params={"nice_const": I(9000)}))),
-    ("stability.houston_stability", "int", lambda I: as_lists(ps.stability.houston_stability(
+    ("analysis.stability.houston_stability", "int",
+     lambda I: as_lists(ps.analysis.stability.houston_stability(
         [I(-20), I(19)], params={"run_avg_halflife": I(2000), "fairness_ticks": I(100)}))),
-    ("stability.houston_stability", "number", lambda I: as_lists(ps.stability.houston_stability(
+    ("analysis.stability.houston_stability", "number",
+     lambda I: as_lists(ps.analysis.stability.houston_stability(
         [0, 5], params={"run_avg_halflife": 600}, cycle_levels=I(4), settle_levels=I(1)))),
-    ("metrics.cpu_share", "number", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
+    ("results.metrics.cpu_share", "number", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
         s, start_s=I(0))), record="events")),
-    ("metrics.cpu_share", "int", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
+    ("results.metrics.cpu_share", "int", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
         s, tasks=[I(2), "hog"])))),
-    ("metrics.wakeup_latency", "int", lambda I: after(lambda s: tabled(ps.metrics.wakeup_latency(
+    ("results.metrics.wakeup_latency", "int",
+     lambda I: after(lambda s: tabled(ps.metrics.wakeup_latency(
         s, tasks=I(2))))),
-    ("metrics.wakeup_latency", "number", lambda I: after(lambda s: ps.metrics.wakeup_latency(
+    ("results.metrics.wakeup_latency", "number",
+     lambda I: after(lambda s: ps.metrics.wakeup_latency(
         s, percentiles=[I(50), I(99)], pooled=True))),
-    ("metrics.longest_wait", "int", lambda I: after(lambda s: tabled(ps.metrics.longest_wait(
+    ("results.metrics.longest_wait", "int",
+     lambda I: after(lambda s: tabled(ps.metrics.longest_wait(
         s, tasks=[I(1), I(2)])), record="events")),
-    ("metrics.deadlines", "int", lambda I: tabled(ps.metrics.deadlines(PERIODIC, tasks=[I(2)]))),
-    ("metrics.deadlines", "number", lambda I: tabled(ps.metrics.deadlines(
+    ("results.metrics.deadlines", "int",
+     lambda I: tabled(ps.metrics.deadlines(PERIODIC, tasks=[I(2)]))),
+    ("results.metrics.deadlines", "number", lambda I: tabled(ps.metrics.deadlines(
         PERIODIC, percentiles=[I(90)]))),
-    ("metrics.interbench_stats", "int", lambda I: tabled(ps.metrics.interbench_stats(
+    ("results.metrics.interbench_stats", "int", lambda I: tabled(ps.metrics.interbench_stats(
         PERIODIC, game=[I(1)]))),
-    ("measure.window_shares", "number", lambda I: as_lists(ps.measure.window_shares(TIMES, CPU, I(4)))),
-    ("measure.settling_time", "number", lambda I: as_lists(ps.measure.settling_time(
+    ("analysis.measure.window_shares", "number",
+     lambda I: as_lists(ps.analysis.measure.window_shares(TIMES, CPU, I(4)))),
+    ("analysis.measure.settling_time", "number",
+     lambda I: as_lists(ps.analysis.measure.settling_time(
         TIMES, CPU, window_s=I(5), abs_tol=I(0)))),
-    ("measure.prio_settling_time", "number", lambda I: as_lists(ps.measure.prio_settling_time(
+    ("analysis.measure.prio_settling_time", "number",
+     lambda I: as_lists(ps.analysis.measure.prio_settling_time(
         TIMES, PRIO, levels=I(1), tail=I(1)))),
-    ("o1_steady.o1_steady_state", "int", lambda I: as_lists(ps.o1_steady.o1_steady_state(
+    ("analysis.o1.o1_steady_state", "int", lambda I: as_lists(ps.analysis.o1.o1_steady_state(
         3, 7, nice=I(-5), hogs=I(2), hog_nice=I(5), hz=I(100)))),
-    ("o1_steady.o1_steady_state", "number", lambda I: as_lists(ps.o1_steady.o1_steady_state(
+    ("analysis.o1.o1_steady_state", "number", lambda I: as_lists(ps.analysis.o1.o1_steady_state(
         I(3), I(7), tol=I(0)))),
-    ("measure.o1_duty_run", "int", lambda I: as_lists(ps.measure.o1_duty_run(
+    ("analysis.measure.o1_duty_run", "int", lambda I: as_lists(ps.analysis.measure.o1_duty_run(
         3, 7, nice=I(1), hogs=I(1), hog_nice=I(0), hz=I(100), seed=I(2), seconds=1))),
-    ("measure.o1_duty_run", "number", lambda I: as_lists(ps.measure.o1_duty_run(
+    ("analysis.measure.o1_duty_run", "number", lambda I: as_lists(ps.analysis.measure.o1_duty_run(
         I(3), I(7), seconds=I(1), tol=I(0)))),
-    ("measure.sleep_avg_steady", "number", lambda I: as_lists(ps.measure.sleep_avg_steady(
+    ("analysis.measure.sleep_avg_steady", "number",
+     lambda I: as_lists(ps.analysis.measure.sleep_avg_steady(
         TIMES, PRIO[:, 0] * 10, PRIO[:, 0], tol_ticks=I(5), tail=I(1)))),
-    ("interbench.run", "int", lambda I: as_lists(ps.interbench.run(
+    ("workloads.interbench.run", "int", lambda I: as_lists(ps.workloads.interbench.run(
         "linux-2.5.65", duration_s=10, benchmarks=["audio"], loads=["burn"], cpus=I(1), seed=I(3),
         hz=I(1000), load_threads=I(2), bench_nice=I(-1), load_nice=I(2)).to_dict("list"))),
-    ("interbench.run", "number", lambda I: as_lists(ps.interbench.run(
+    ("workloads.interbench.run", "number", lambda I: as_lists(ps.workloads.interbench.run(
         "linux-2.5.65", duration_s=I(10), benchmarks=["audio"], loads=["none"]).to_dict("list"))),
-    ("interbench.run_one", "int", lambda I: as_lists(ps.interbench.run_one(
+    ("workloads.interbench.run_one", "int", lambda I: as_lists(ps.workloads.interbench.run_one(
         "linux-2.5.65", "audio", "burn", duration_s=10, cpus=I(1), seed=I(1), load_threads=I(1)))),
     ("programs.media_player", "number", lambda I: spawned(ps.programs.media_player(I(20), I(5)))),
     ("programs.io_bound", "number", lambda I: spawned(ps.programs.io_bound(I(3), I(1)))),
     ("programs.pipe_ring", "int", lambda I: [spawned(p) for p in ps.programs.pipe_ring(I(3))]),
-    ("programs.pipe_ring", "number", lambda I: [spawned(p) for p in ps.programs.pipe_ring(3, work_us=I(20))]),
+    ("programs.pipe_ring", "number",
+     lambda I: [spawned(p) for p in ps.programs.pipe_ring(3, work_us=I(20))]),
     ("programs.burn", "int", lambda I: [spawned(p) for p in ps.programs.burn(I(2))]),
     ("programs.compile", "int", lambda I: [spawned(p) for p in ps.programs.compile(I(2))]),
     ("programs.ring", "int", lambda I: [spawned(p) for p in ps.programs.ring(I(3))]),
-    ("measure.limit_cycle", "number", lambda I: as_lists(ps.measure.limit_cycle(
+    ("analysis.measure.limit_cycle", "number", lambda I: as_lists(ps.analysis.measure.limit_cycle(
         TIMES, PRIO[:, 0], min_amplitude=I(1)))),
-    ("measure.classify_series", "number", lambda I: as_lists(ps.measure.classify_series(
+    ("analysis.measure.classify_series", "number",
+     lambda I: as_lists(ps.analysis.measure.classify_series(
         TIMES, CPU, PRIO, cycle_levels=I(2), rel_tol=I(1)))),
-    ("measure.default_seconds", "int", lambda I: ps.measure.default_seconds(
+    ("analysis.measure.default_seconds", "int", lambda I: ps.analysis.measure.default_seconds(
         {"run_avg_halflife": I(700), "hz": I(100)})),
-    ("measure.classify_run", "int", lambda I: as_lists(ps.measure.classify_run(
+    ("analysis.measure.classify_run", "int", lambda I: as_lists(ps.analysis.measure.classify_run(
         [I(-5), I(5)], params={"run_avg_halflife": I(600)}, series_every=I(5), seconds=2))),
-    ("measure.classify_run", "number", lambda I: as_lists(ps.measure.classify_run(
+    ("analysis.measure.classify_run", "number", lambda I: as_lists(ps.analysis.measure.classify_run(
         [0, 3], params={"hz": 100}, seconds=I(3)))),
-    ("Param", "int", lambda I: with_policy(I, ps.Param(I(5), I(1), I(100)))),
-    ("Policy.resched", "hook", with_policy),
-    ("Policy.curr", "hook", with_policy),
-    ("Policy.idle", "hook", with_policy),
-    ("Policy.task", "hook", with_policy),
-    ("Policy.rq", "hook", with_policy),
-    ("testing.busy_machine", "int", lambda I: after(lambda s: ps.testing.busy_machine(
+    ("policy.base.Param", "int", lambda I: with_policy(I, ps.Param(I(5), I(1), I(100)))),
+    ("policy.base.Policy.resched", "hook", with_policy),
+    ("policy.base.Policy.curr", "hook", with_policy),
+    ("policy.base.Policy.idle", "hook", with_policy),
+    ("policy.base.Policy.task", "hook", with_policy),
+    ("policy.base.Policy.rq", "hook", with_policy),
+    ("policy.testing.busy_machine", "int", lambda I: after(lambda s: ps.policy.testing.busy_machine(
         PRESET, seed=I(3), cpus=I(2)).run(seconds=0.1))),
-    ("testing.check_policy", "int", lambda I: str(ps.testing.check_policy(
+    ("policy.testing.check_policy", "int", lambda I: str(ps.policy.testing.check_policy(
         PRESET, cpus=(I(1),), checks=["progress"]))),
-    ("testing.check_policy", "number", lambda I: str(ps.testing.check_policy(
+    ("policy.testing.check_policy", "number", lambda I: str(ps.policy.testing.check_policy(
         PRESET, cpus=(1,), seconds=I(1), checks=["progress"]))),
-    ("Policy.log_event", "hook", with_policy),
-    ("demo.build", "int", lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
-    ("plot.timeline", "int", lambda I: plotted(lambda s, ax: ps.plot.timeline(
+    ("policy.base.Policy.log_event", "hook", with_policy),
+    ("demo.build", "int",
+     lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
+    ("results.plot.timeline", "int", lambda I: plotted(lambda s, ax: ps.plot.timeline(
         s, cpus=[I(1)], ax=ax), record="events")),
-    ("plot.timeline", "number", lambda I: plotted(lambda s, ax: ps.plot.timeline(
+    ("results.plot.timeline", "number", lambda I: plotted(lambda s, ax: ps.plot.timeline(
         s, start_s=I(0), ax=ax), record="events")),
-    ("plot.shares", "number", lambda I: plotted(lambda s, ax: ps.plot.shares(
+    ("results.plot.shares", "number", lambda I: plotted(lambda s, ax: ps.plot.shares(
         s, start_s=I(0), ax=ax), record="events")),
-    ("plot.series", "int", lambda I: plotted(lambda s, ax: ps.plot.series(
+    ("results.plot.series", "int", lambda I: plotted(lambda s, ax: ps.plot.series(
         s, "prio", tasks=[I(2)], ax=ax), record="series")),
-    ("plot.latency_cdf", "int", lambda I: plotted(lambda s, ax: ps.plot.latency_cdf(
+    ("results.plot.latency_cdf", "int", lambda I: plotted(lambda s, ax: ps.plot.latency_cdf(
         s, [I(2)], ax=ax))),
-    ("plot.shares", "int", lambda I: plotted(lambda s, ax: ps.plot.shares(s, tasks=I(1), ax=ax))),
-    ("plot.task_color", "int", lambda I: ps.plot.task_color(I(3))),
+    ("results.plot.shares", "int",
+     lambda I: plotted(lambda s, ax: ps.plot.shares(s, tasks=I(1), ax=ax))),
+    ("results.plot.task_color", "int", lambda I: ps.plot.task_color(I(3))),
 ]
 
 # public entry points that take no int (or whose ints are walked elsewhere)
 NO_INT_ARGUMENT = {
-    "presets", "policies", "TaskView", "ParamInfo", "Program",
-    "Simulator.stats", "Simulator.events", "Simulator.series_times", "Simulator.series",
-    "Simulator.clear_records", "Simulator.cpu_stats", "Simulator.counters", "Simulator.check",
-    "Simulator.stats_frame", "Simulator.events_frame", "Simulator.series_frame",
-    "Simulator.cpu_stats_frame", "Simulator.counters_frame",
-    "Simulator.copy", "Program.wait", "Program.post", "Program.end", "Program.exit",
-    "Program.yield_", "Program.check_closed", "programs.cpu_hog",
-    "sweep",  # its grids and max_workers: test_sweep.py
-    "Policy", "Policy.setup", "Policy.tasks", "register_policy",
-    "build_policy", "include_dir", "PolicyLibrary",  # paths and names: test_c_policies.py
-    "metrics.jain_index",  # vectors of values
+    "policy.registry.presets", "policy.registry.policies", "policy.registry.ParamInfo",
+    "simulator.TaskView", "program.Program",
+    "simulator.Simulator.stats", "simulator.Simulator.events", "simulator.Simulator.series_times",
+    "simulator.Simulator.series", "simulator.Simulator.clear_records",
+    "simulator.Simulator.cpu_stats", "simulator.Simulator.counters", "simulator.Simulator.check",
+    "simulator.Simulator.stats_frame", "simulator.Simulator.events_frame",
+    "simulator.Simulator.series_frame", "simulator.Simulator.cpu_stats_frame",
+    "simulator.Simulator.counters_frame", "simulator.Simulator.copy",
+    "program.Program.wait", "program.Program.post", "program.Program.end", "program.Program.exit",
+    "program.Program.yield_", "program.Program.check_closed", "programs.cpu_hog",
+    "sweeps.sweep",  # its grids and max_workers: test_sweep.py
+    "policy.base.Policy", "policy.base.Policy.setup", "policy.base.Policy.tasks",
+    "policy.base.register_policy",
+    # paths and names: test_c_policies.py
+    "policy.build.build_policy", "policy.build.include_dir", "policy.build.PolicyLibrary",
+    "results.metrics.jain_index",  # vectors of values
     # a sweep table's column names and the table itself
-    "plot.heatmap", "plot.predicted_vs_simulated", "plot.stability_map",
+    "results.plot.heatmap", "results.plot.predicted_vs_simulated", "results.plot.stability_map",
     # interbench's fixed tasks and loads, and the matrix's printers (a table)
     "programs.audio", "programs.video", "programs.x", "programs.gaming", "programs.write",
-    "programs.read", "interbench.report", "interbench.side_by_side",
+    "programs.read", "workloads.interbench.report", "workloads.interbench.side_by_side",
     # paths, traces and simulators: test_trace.py, test_replay.py
-    "Simulator.export_ftrace", "Simulator.export_perfetto", "trace.load", "trace.compare",
+    "simulator.Simulator.export_ftrace", "simulator.Simulator.export_perfetto",
+    "trace.capture.load", "trace.compare", "trace.capture.Trace", "trace.capture.Trace.frame",
+    # what the package makes and hands back: results, reports, rt-app's threads
+    "analysis.measure.LimitCycle", "analysis.measure.MeasuredRun", "analysis.measure.PrioSettling",
+    "analysis.measure.Settling", "analysis.measure.SleepAvgRun", "analysis.o1.O1SteadyState",
+    "analysis.stability.Stability", "policy.testing.Report", "policy.testing.Report.raise_if_failed",
+    "policy.testing.Result", "workloads.rtapp.RtAppThread",
+    "workloads.rtapp.RtAppThread.spawn_kwargs", "workloads.rtapp.Workload",
+    "workloads.rtapp.Workload.spawn_into",
+    # policies: their params are walked as any preset's (Simulator's params=)
+    "policy.examples.linux24.Linux24", "policy.examples.round_robin.RoundRobin",
+    "policy.examples.sleep_credit.SleepCredit",
+    # the machine itself: machine() mounts debugfs and count_hz() times the
+    # kernel for seconds (their cpu is read_hz's and measure's, walked here
+    # and in test_realkernel.py), measure() runs it, simulate() takes what
+    # measure() returned and default_preset() a release string
+    "realkernel.machine", "realkernel.count_hz", "realkernel.measure", "realkernel.simulate",
+    "realkernel.default_preset",
 }
 
 
 def public_entry_points():
-    """Every public function, class and method reachable from pysched.__all__."""
-    names = set()
-    for name in ps.__all__:
-        obj = getattr(ps, name)
-        if inspect.isclass(obj) and issubclass(obj, BaseException):
-            continue  # the exceptions pysched raises take no arguments of ours
-        if inspect.ismodule(obj):
-            names |= {f"{name}.{f}" for f, fn in vars(obj).items()
-                      if not f.startswith("_") and inspect.isfunction(fn) and fn.__module__ == obj.__name__}
-        elif inspect.isclass(obj):
+    """Every public function, class and method, named by the module that
+    defines it (``analysis.houston.decay_value``, whichever name reaches it):
+    the modules reachable from pysched.__all__, each module's names its
+    __all__ where it has one (a module of the package's own has an empty
+    one), else those it defines; a Policy subclass's hooks are the
+    engine's to call."""
+    names, seen, todo = set(), set(), [ps]
+    while todo:
+        mod = todo.pop(0)
+        if mod.__name__ in seen:
+            continue
+        seen.add(mod.__name__)
+        listed = getattr(mod, "__all__", None)
+        for attr in listed if listed is not None else [a for a in vars(mod) if not a.startswith("_")]:
+            obj = getattr(mod, attr)
+            if inspect.ismodule(obj):
+                if listed is not None or obj.__name__.startswith(mod.__name__ + "."):
+                    todo.append(obj)
+                continue
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            if (listed is None and obj.__module__ != mod.__name__) or (
+                    inspect.isclass(obj) and issubclass(obj, BaseException)):
+                continue  # a name imported, or an exception (it takes no arguments of ours)
+            name = f"{obj.__module__.removeprefix('pysched.')}.{obj.__qualname__}"
             names.add(name)
-            names |= {f"{name}.{m}" for m, fn in vars(obj).items()
-                      if not m.startswith("_") and inspect.isfunction(fn)}
-        elif callable(obj):
-            names.add(name)
+            if inspect.isclass(obj) and not issubclass(obj, ps.Policy):
+                names |= {f"{name}.{m}" for m, fn in vars(obj).items()
+                          if not m.startswith("_") and inspect.isfunction(fn)}
     return names
 
 
@@ -563,12 +680,12 @@ def test_a_parameter_that_is_not_a_bool_refuses_bools(flag):
     with pytest.raises(TypeError, match="parameter max_sleep_avg must be an int, not bool"):
         ps.Simulator(PRESET).set_param("max_sleep_avg", flag)
     with pytest.raises(TypeError, match="parameter nice_const must be an int, not bool"):
-        ps.houston.constants({"nice_const": flag})
+        ps.analysis.houston.constants({"nice_const": flag})
 
 
 @pytest.mark.parametrize("call", [
-    lambda p: ps.houston.constants(p),
-    lambda p: ps.houston.effective_prio(5000, 160, 20, params=p),
+    lambda p: ps.analysis.houston.constants(p),
+    lambda p: ps.analysis.houston.effective_prio(5000, 160, 20, params=p),
     lambda p: ps.analysis.houston_equilibrium([0, 5], params=p),
 ], ids=["constants", "effective_prio", "houston_equilibrium"])
 def test_houston_params_must_be_a_dict(call):

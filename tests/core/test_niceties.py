@@ -147,7 +147,7 @@ def test_a_name_close_to_nothing_gets_no_suggestion():
 
 
 def test_a_python_policys_init_fields_are_suggested_too():
-    sim = ps.Simulator(ps.examples.SleepCredit)
-    field = ps.examples.SleepCredit.task_fields[0]
+    sim = ps.Simulator(ps.policy.examples.SleepCredit)
+    field = ps.policy.examples.SleepCredit.task_fields[0]
     with pytest.raises(KeyError, match=re.escape(f"did you mean {field!r}?")):
         sim.spawn(ps.programs.cpu_hog(), init={field + "x": 1})

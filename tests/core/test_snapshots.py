@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.examples import RoundRobin
+from pysched.policy.examples import RoundRobin
 
 Sim = ps.simulator._core.Sim
 HEADER = 8 + 8 + 8 + 64  # magic, format, layout hash, preset name; then the version
@@ -644,3 +644,4 @@ def test_a_crafted_houston_run_avg_timestamp_ahead_of_the_jiffies_is_refused():
     raw[stamp:stamp + 4] = (sim.jiffies + 93).to_bytes(4, "little")
     with pytest.raises(ValueError, match=r"damaged: pid 1: run_avg_timestamp \d+ is after jiffies"):
         Sim.restore(resealed(raw))
+

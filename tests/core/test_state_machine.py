@@ -36,7 +36,7 @@ def outcome(fn):
 
 
 class Machine(RuleBasedStateMachine):
-    @initialize(preset=st.sampled_from(ps.presets() + [ps.examples.RoundRobin, ps.examples.SleepCredit]),
+    @initialize(preset=st.sampled_from(ps.presets() + [ps.policy.examples.RoundRobin, ps.policy.examples.SleepCredit]),
                 cpus=st.integers(1, 8), seed=st.integers(0, 2**32))
     def build(self, preset, cpus, seed):
         self.cpus = cpus

@@ -1,4 +1,4 @@
-"""The outputs as decoded pandas DataFrames (pysched/frames.py):
+"""The outputs as decoded pandas DataFrames (src/pysched/results/frames.py):
 ``sim.X_frame()`` is ``sim.X()`` with its codes named (pysched.codes),
 tasks named, times in seconds and sentinels missing."""
 import re

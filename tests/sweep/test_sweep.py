@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import pysched as ps
-import pysched._sweep_local as sweep_local
-from pysched.sweep import SweepError
+import pysched.sweeps.local as sweep_local
+from pysched import SweepError
 
 
 def share_of_reniced(nice, max_sleep_avg):

@@ -38,7 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
 import pysched as ps  # noqa: E402
 from fuzzing import judge, peak_rss_mib  # noqa: E402
-from pysched import _replay
+from pysched.trace import replay as _replay
 from pysched import trace as tr
 
 # tests/data, beside this script's folder

@@ -13,7 +13,7 @@ import pytest
 
 import pysched as ps
 from pysched import realkernel
-from pysched.registry import ParamInfo
+from pysched.policy.registry import ParamInfo
 
 import repo_paths
 from repo_paths import ROOT
@@ -119,34 +119,34 @@ def test_interrupts_without_a_local_timer_line_are_refused():
     (251.3, 2, 250), (249, 2, 250), (291, 6, 250), (296, 6, 300), (1004, 2, 1000),
     (99.5, 2, 100), (500, 2, 500), (20, 2, 20)])
 def test_a_counted_rate_snaps_to_the_standard_hz_just_below_it(rate, slack, hz):
-    from pysched import _kernel_info
-    assert _kernel_info.snap_hz(rate, slack) == hz
+    from pysched.realkernel import kernel_info
+    assert kernel_info.snap_hz(rate, slack) == hz
 
 
 def test_the_quietest_stretch_of_interrupts_is_taken_as_the_tick():
-    from pysched import _kernel_info
+    from pysched.realkernel import kernel_info
     # 250 ticks/s, plus a burst of 40 hrtimer interrupts in the second stretch
     samples = [(0.0, 1000), (0.25, 1062), (0.5, 1164), (0.75, 1227), (1.0, 1290)]
-    assert _kernel_info.quietest_rate(samples) == 248
-    assert _kernel_info.snap_hz(_kernel_info.quietest_rate(samples), 6) == 250
+    assert kernel_info.quietest_rate(samples) == 248
+    assert kernel_info.snap_hz(kernel_info.quietest_rate(samples), 6) == 250
 
 
 def test_jiffies_are_read_from_the_timer_list():
-    from pysched import _kernel_info
+    from pysched.realkernel import kernel_info
     text = ("Timer List Version: v0.10\nHRTIMER_MAX_CLOCK_BASES: 8\nnow at 87716 nsecs\n\n"
             "  .last_jiffies   : 4316857904\n  .next_timer     : 87716000000\n"
             "jiffies: 4316860212\n\njiffies: 4316860213\n")
-    assert _kernel_info.timer_list_jiffies(text) == 4316860212
+    assert kernel_info.timer_list_jiffies(text) == 4316860212
     with pytest.raises(ValueError, match="jiffies"):
-        _kernel_info.timer_list_jiffies("  .last_jiffies   : 4316857904\n")
+        kernel_info.timer_list_jiffies("  .last_jiffies   : 4316857904\n")
 
 
 def test_the_preemption_model_is_the_configs_unless_the_command_line_chooses():
-    from pysched import _kernel_info
+    from pysched.realkernel import kernel_info
     config = {"CONFIG_PREEMPT_NONE": "y", "CONFIG_PREEMPT_DYNAMIC": "y"}
-    assert _kernel_info.preempt_model(config) == "none"
-    assert _kernel_info.preempt_model(config, "quiet preempt=full") == "full"
-    assert _kernel_info.preempt_model({"CONFIG_PREEMPT_NONE": "y"}, "preempt=full") == "none"
+    assert kernel_info.preempt_model(config) == "none"
+    assert kernel_info.preempt_model(config, "quiet preempt=full") == "full"
+    assert kernel_info.preempt_model({"CONFIG_PREEMPT_NONE": "y"}, "preempt=full") == "none"
 
 
 # ---------------------------------------------------------------- tunables
@@ -284,10 +284,10 @@ def test_the_simulation_runs_the_measured_workload_at_the_measured_hz():
     assert np.all((sim["latencies"]["time_ns"] - sim["latencies"]["latency_ns"]) % 4_000_000 == 0)
 
 
-class SlicedRoundRobin(ps.examples.RoundRobin):
+class SlicedRoundRobin(ps.policy.examples.RoundRobin):
     """A preset with a base slice in ns, as the fair presets declare theirs."""
     name = "rr-with-base-slice"
-    params = dict(ps.examples.RoundRobin.params,
+    params = dict(ps.policy.examples.RoundRobin.params,
                   base_slice_ns=ps.Param(750_000, 100_000, 100_000_000, unit="ns", doc="slice"))
     seen = []
 
@@ -297,7 +297,7 @@ class SlicedRoundRobin(ps.examples.RoundRobin):
 
 
 def test_a_preset_with_a_base_slice_simulates_with_the_measured_one(monkeypatch):
-    from pysched import policy
+    from pysched.policy import base as policy
     monkeypatch.setattr(policy, "_registered", dict(policy._registered))
     ps.register_policy(SlicedRoundRobin)
     data = saved()
@@ -373,7 +373,7 @@ def test_the_sleepers_wakeups_are_recorded_by_perf(machine):
 def test_an_interrupted_measurement_leaves_no_process_behind(machine, monkeypatch):
     needs((0,), latency=True)
     started = []
-    start, recording = realkernel._Children.start, realkernel._perf_sched.Recording
+    start, recording = realkernel._Children.start, realkernel.perf_sched.Recording
 
     def start_and_note(self, *args):
         started.append(start(self, *args))
@@ -388,7 +388,7 @@ def test_an_interrupted_measurement_leaves_no_process_behind(machine, monkeypatc
         raise KeyboardInterrupt
 
     monkeypatch.setattr(realkernel._Children, "start", start_and_note)
-    monkeypatch.setattr(realkernel._perf_sched, "Recording", record_and_note)
+    monkeypatch.setattr(realkernel.perf_sched, "Recording", record_and_note)
     monkeypatch.setattr(realkernel.time, "sleep", interrupt)
     with pytest.raises(KeyboardInterrupt):
         realkernel.measure([0, 5], 5.0, machine_info=machine)
@@ -423,13 +423,13 @@ def test_the_kernels_slice_is_its_documented_default(machine):
 
 
 def test_counting_jiffies_finds_the_configured_hz(machine):
-    from pysched import _kernel_info
-    config, where = _kernel_info.read_config()
+    from pysched.realkernel import kernel_info
+    config, where = kernel_info.read_config()
     if not config or "CONFIG_HZ" not in config:
         pytest.skip(f"no kernel config to compare with: {where}")
     try:
         with open("/proc/timer_list") as f:
-            _kernel_info.timer_list_jiffies(f.read())
+            kernel_info.timer_list_jiffies(f.read())
     except (OSError, ValueError) as e:
         pytest.skip(f"cannot read jiffies here: {e}")
     hz, rate, _ = realkernel.count_hz(seconds=1.0, source="jiffies")

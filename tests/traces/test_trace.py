@@ -12,6 +12,7 @@ import pytest
 
 import pysched as ps
 from pysched import trace as tr
+from pysched.trace import read
 
 SWITCH, WAKEUP, FORK, EXIT = (ps.EVENT_KINDS.index(k) for k in ("switch", "wakeup", "fork", "exit"))
 
@@ -495,7 +496,7 @@ def test_a_line_of_blanks_is_refused_in_time_linear_in_its_length(tmp_path):
     # the headers are searched for after the comm, and no pattern starts
     # with a run that a following one could share: `\s*(.*?)\s+` in front
     # of perf's took seconds on 1,000 blanks, and time cubic in their number
-    for head in (tr._PERF_HEAD, tr._FTRACE_HEAD):
+    for head in (read._PERF_HEAD, read._FTRACE_HEAD):
         assert not head.pattern.startswith(("\\s*", "(.*", ".*"))
     for n in (1_000, 100_000):
         e = damaged(tmp_path, GOOD + " " * n + "x\n")
@@ -520,9 +521,9 @@ def test_the_fields_with_two_comms_are_read_as_their_regex_reads_them():
         "switch, libtraceevent": re.compile(r"(.*):(-?\d+) \[(-?\d+)\] (\S+) ==> (.*):(-?\d+) "
                                             r"\[(-?\d+)\]"),
         "fork": re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)")}
-    matchers = {"switch": tr._FIELDS["sched_switch"][0],
-                "switch, libtraceevent": tr._FIELDS["sched_switch"][1],
-                "fork": tr._FIELDS["sched_process_fork"][0]}
+    matchers = {"switch": read._FIELDS["sched_switch"][0],
+                "switch, libtraceevent": read._FIELDS["sched_switch"][1],
+                "fork": read._FIELDS["sched_process_fork"][0]}
     rng = random.Random(7)
 
     def comm():

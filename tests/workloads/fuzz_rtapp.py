@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import pysched as ps  # noqa: E402
 from fuzzing import judge, peak_rss_mib  # noqa: E402
 from pysched import workloads
+from pysched.workloads import rtapp_read
 
 # tests/data, beside this script's folder
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "rtapp")
@@ -86,7 +87,7 @@ def seeds():
     for path in sorted(glob.glob(os.path.join(DATA, "*.json"))):
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        out.append((os.path.basename(path), json.loads(workloads._strip(text, path))))
+        out.append((os.path.basename(path), json.loads(rtapp_read._strip(text, path))))
     out.append(("barriers and conditions", EXTRA))
     return out
 

@@ -1,5 +1,5 @@
 """interbench in the simulator: its tasks, loads, matrix and layout
-(pysched.interbench, pysched.programs)."""
+(pysched.workloads.interbench, pysched.programs)."""
 import re
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import pysched as ps
-from pysched import interbench
+from pysched.workloads import interbench
 
 SAMPLES = {"audio": 600, "video": 1801, "x": 301, "gaming": 300}
 PRESETS = ("linux-2.4.20", "linux-2.5.64", "linux-2.5.65", "houston-2003")

@@ -11,7 +11,8 @@ import pytest
 
 import pysched as ps
 from pysched import workloads
-from pysched._plot_data import switch_intervals
+from pysched.workloads import rtapp_build, rtapp_read
+from pysched.results.plot_data import switch_intervals
 
 import repo_paths
 
@@ -533,7 +534,7 @@ def test_a_workload_expanding_beyond_max_ops_is_refused_before_anything_is_built
     def no_program():
         raise AssertionError("a program was built")
 
-    monkeypatch.setattr(workloads, "Program", no_program)
+    monkeypatch.setattr(rtapp_build, "Program", no_program)
     events = {**{f"lock{i}": "m" for i in range(20)}, **{f"unlock{i}": "m" for i in range(20)}}
     # 50,000 threads at a barrier: a program each, of 4 + 40 ops, and each thread one
     with pytest.raises(ValueError, match=r"^the workload expands to 2,300,000 program ops \(one "
@@ -544,7 +545,7 @@ def test_a_workload_expanding_beyond_max_ops_is_refused_before_anything_is_built
 
 def test_the_ops_counted_are_the_ops_built(monkeypatch):
     built = []
-    program = workloads._Builder.program
+    program = rtapp_build.Builder.program
 
     def spy(self, task, prog=None, instance=None):
         out = program(self, task, prog, instance)
@@ -552,10 +553,10 @@ def test_the_ops_counted_are_the_ops_built(monkeypatch):
             built.append(len(out.ops))
         return out
 
-    monkeypatch.setattr(workloads._Builder, "program", spy)
+    monkeypatch.setattr(rtapp_build.Builder, "program", spy)
     counted = []
-    ops = workloads._Builder.ops
-    monkeypatch.setattr(workloads._Builder, "ops", lambda self: counted.append(ops(self)) or
+    ops = rtapp_build.Builder.ops
+    monkeypatch.setattr(rtapp_build.Builder, "ops", lambda self: counted.append(ops(self)) or
                         counted[-1])
     mixed = {"tasks": {
         "a": {"instance": 70, "run": 10, "barrier": "b", "lock": "m", "unlock": "m"},
@@ -611,7 +612,7 @@ def test_a_dict_that_contains_itself_is_refused():
 
 def test_a_dict_sharing_values_is_counted_as_it_unfolds(monkeypatch):
     assert workloads.MAX_VALUES == 1_000_000
-    monkeypatch.setattr(workloads, "MAX_VALUES", 5_000)
+    monkeypatch.setattr(rtapp_read, "MAX_VALUES", 5_000)
     level = {"run": 1}
     for _ in range(25):   # 2^25 values once each dict's two keys are unfolded
         level = {"a": level, "b": level}
@@ -647,7 +648,7 @@ def test_a_file_larger_than_any_rt_app_workload_is_refused_before_it_is_read(tmp
     """Parsing takes about twelve times a file's size: a 257 MB file of
     nested objects took 3.2 GB (found by the rt-app fuzzer)."""
     assert workloads.MAX_FILE_BYTES == 16 << 20
-    monkeypatch.setattr(workloads, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(rtapp_read, "MAX_FILE_BYTES", 1000)
     path = tmp_path / "huge.json"
     path.write_text('{"tasks": {"t": {"run": 1000' + " " * 2000 + "}}}")
     with pytest.raises(ValueError, match=r"huge\.json: 2\d\d\d bytes, more than an rt-app workload "

@@ -116,7 +116,7 @@ def test_slices_follow_the_parameter(rr):
 
 
 def test_the_conformance_kit_passes(rr):
-    ps.testing.check_policy("rr-c").raise_if_failed()
+    ps.policy.testing.check_policy("rr-c").raise_if_failed()
 
 
 def test_the_invariants_hold_after_every_instant(rr):
@@ -230,7 +230,7 @@ def share_under(preset, timeslice_ms):
 def test_a_sweep_names_a_c_preset_in_its_workers(rr, monkeypatch, start):
     # the default pool, started this way, and given all calls but the first
     # however short the sweep
-    local = importlib.import_module("pysched._sweep_local")
+    local = importlib.import_module("pysched.sweeps.local")
     pool = functools.partial(ProcessPoolExecutor, mp_context=multiprocessing.get_context(start))
     monkeypatch.setattr(local, "ProcessPoolExecutor", pool)
     monkeypatch.setattr(local, "PROBE_S", 0)
@@ -582,17 +582,17 @@ def test_sanitizer_flags_in_extra_cflags_are_linked_too(tmp_path):
 
 
 def test_sanitize_builds_with_asan_and_ubsan_under_a_cache_key_of_its_own(tmp_path):
-    plain, sanitized = ps.build._commands((), False), ps.build._commands((), True)
-    assert set(ps.build.SANITIZE_CFLAGS) <= set(sanitized[0])
+    plain, sanitized = ps.policy.build._commands((), False), ps.policy.build._commands((), True)
+    assert set(ps.policy.build.SANITIZE_CFLAGS) <= set(sanitized[0])
     assert not [f for f in plain[0] + plain[1][1] if f.startswith("-fsanitize")]
     # the runtimes are linked too
     assert "-fsanitize=address,undefined" in sanitized[1][1]
-    assert "-fsanitize=address" in ps.build._commands(("-fsanitize=address",))[1][1]
-    source = ps.build.PolicySource("round_robin", EXAMPLE, b"int x;", ())
-    assert ps.build._key(source, plain) != ps.build._key(source, sanitized)
+    assert "-fsanitize=address" in ps.policy.build._commands(("-fsanitize=address",))[1][1]
+    source = ps.policy.build.PolicySource("round_robin", EXAMPLE, b"int x;", ())
+    assert ps.policy.build._key(source, plain) != ps.policy.build._key(source, sanitized)
 
 
-@pytest.mark.skipif(ps.build._asan_loaded(), reason="AddressSanitizer's runtime is loaded here")
+@pytest.mark.skipif(ps.policy.build._asan_loaded(), reason="AddressSanitizer's runtime is loaded here")
 @pytest.mark.parametrize("how", [{"sanitize": True}, {"extra_cflags": ["-fsanitize=address"]}],
                          ids=["sanitize", "extra_cflags"])
 def test_asan_is_refused_where_its_runtime_is_not_loaded(tmp_path, cache, how):
@@ -607,7 +607,7 @@ def test_asan_is_refused_where_its_runtime_is_not_loaded(tmp_path, cache, how):
     assert (sorted(os.listdir(cache)) if cache.exists() else []) == built
 
 
-@pytest.mark.skipif(not ps.build.SANITIZE, reason="pysched's sanitizer build is not installed")
+@pytest.mark.skipif(not ps.policy.build.SANITIZE, reason="pysched's sanitizer build is not installed")
 def test_under_the_sanitizer_build_a_policy_is_built_with_asan_too(tmp_path):
     """CI's second run, with PYSCHED_SANITIZE=1 installed and libasan
     preloaded: by default a policy is built with the sanitizers, and ASan

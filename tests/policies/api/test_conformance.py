@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.examples import RoundRobin
-from pysched.testing import busy_machine, check_policy
+from pysched.policy.examples import RoundRobin
+from pysched.policy.testing import busy_machine, check_policy
 
 PRESETS = ps.presets()
 
@@ -79,7 +79,7 @@ def test_a_damaged_snapshot_is_refused_with_a_clear_error(damage):
         ps.simulator._core.Sim.restore(bytes(raw))
 
 
-# ---- the kit users run on their own policies (pysched.testing) ----
+# ---- the kit users run on their own policies (pysched.policy.testing) ----
 
 @pytest.mark.parametrize("policy", PRESETS + [RoundRobin], ids=PRESETS + ["python round robin"])
 def test_every_policy_of_the_project_passes_the_conformance_kit(policy):

@@ -119,6 +119,6 @@ def test_a_preset_runs_at_its_own_hz_unless_told_otherwise(preset):
 
 
 def test_the_houston_constants_are_the_policys_declared_derived_values():
-    k = ps.houston.constants({"nice_const": 8000})
+    k = ps.analysis.houston.constants({"nice_const": 8000})
     assert k["nice_const"] == 8000 and k["exp_nice_const"] > 65536
     assert k["log_2"] == 45426 and k["hz"] == 1000

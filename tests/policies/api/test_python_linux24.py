@@ -1,4 +1,4 @@
-"""The Linux 2.4.20 scheduler written in Python (pysched.examples.linux24)
+"""The Linux 2.4.20 scheduler written in Python (pysched.policy.examples.linux24)
 against the built-in C preset linux-2.4.20, tick for tick: both simulators
 run the same workload one tick at a time, and after every tick each task's
 row of stats() (counter, prio, static_prio, nice, state, cpu, policy, the
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.examples.linux24 import Linux24
+from pysched.policy.examples.linux24 import Linux24
 
 C = "linux-2.4.20"
 KIND = {k: i for i, k in enumerate(ps.EVENT_KINDS)}

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.examples import RoundRobin
+from pysched.policy.examples import RoundRobin
 
 HOG = ps.programs.cpu_hog
 
@@ -54,7 +54,7 @@ def test_a_sleeper_gets_the_cpu_at_its_turn_not_at_once():
 
 
 def test_the_round_robin_passes_the_conformance_kit():
-    report = ps.testing.check_policy(RoundRobin)
+    report = ps.policy.testing.check_policy(RoundRobin)
     assert report, str(report)
 
 
@@ -131,7 +131,7 @@ def test_a_policy_registered_by_name_is_a_preset_like_the_others():
         with pytest.raises(ValueError, match="'linux-2.5.65' is a built-in preset's"):
             ps.register_policy(type("Other", (Credit,), {}), name="linux-2.5.65")
     finally:
-        ps.policy._registered.pop("credit", None)
+        ps.policy.base._registered.pop("credit", None)
         Credit.name = "credit-test"
 
 
@@ -354,10 +354,10 @@ def test_ctrl_c_in_a_hook_stops_the_run_as_the_hook_returns():
 HOOK_THAT_HANGS = """
 import os, sys, time, traceback
 import pysched as ps
-from pysched.examples import RoundRobin
+from pysched.policy.examples import RoundRobin
 
 how = sys.argv[1]
-ps.policy.SIGINT_GRACE_S = float(sys.argv[2])
+ps.policy.base.SIGINT_GRACE_S = float(sys.argv[2])
 
 class Hangs(RoundRobin):
     name = "hangs"
@@ -461,8 +461,8 @@ def test_ctrl_c_in_a_slow_hook_stops_the_run_as_it_returns(tmp_path):
 # ---- the decaying sleep credit toy ----
 
 def test_sleep_credit_passes_the_kit_and_favours_the_sleeper_over_hogs():
-    from pysched.examples import SleepCredit
-    assert ps.testing.check_policy(SleepCredit, seconds=1.0)
+    from pysched.policy.examples import SleepCredit
+    assert ps.policy.testing.check_policy(SleepCredit, seconds=1.0)
     sim = hogs(SleepCredit, n=3)
     sleeper = sim.spawn(ps.programs.interactive(1, 30), name="sleeper")
     sim.run(seconds=5)
@@ -476,7 +476,7 @@ def test_sleep_credit_passes_the_kit_and_favours_the_sleeper_over_hogs():
 
 
 def test_sleep_credit_halves_every_halflife():
-    from pysched.examples import SleepCredit
+    from pysched.policy.examples import SleepCredit
     sim = ps.Simulator(SleepCredit, params={"halflife": 100})
     napper = sim.spawn(ps.Program().sleep(ms=1000).loop().sleep(ms=1000).end())
     sim.spawn(HOG())

@@ -1,4 +1,4 @@
-"""Houston's self-tuning scheduler math: the C functions (pysched.houston, over
+"""Houston's self-tuning scheduler math: the C functions (pysched.analysis.houston, over
 csrc/houston_math.c) against the literal model tests/helpers/houston_model.py, bit for
 bit over each function's whole domain, and the claims the 2003 patch makes
 about its own approximations, with the tolerances that actually hold.
@@ -26,7 +26,7 @@ FAST = settings(max_examples=2000, deadline=None)
 
 @pytest.fixture(scope="module")
 def H():
-    from pysched import houston
+    from pysched.analysis import houston
     return houston
 
 
@@ -34,7 +34,7 @@ def _simulator_ranges():
     """The simulator's own parameter table may allow less than houston_derive()
     (e.g. prio_offset -40..40): its (min, max) per name, if the package says."""
     try:
-        from pysched import registry
+        from pysched.policy import registry
         return {p.name: (p.min, p.max) for p in registry.preset_params("houston-2003")}
     except Exception:
         return {}

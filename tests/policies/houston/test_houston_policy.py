@@ -74,7 +74,7 @@ def test_houston_equilibrium_predicts_the_simulated_shares(nices):
 
 def test_equilibrium_ratio_follows_exp_of_the_static_prio_difference_over_c():
     eq = ps.analysis.houston_equilibrium([-20, 19], log="exp")
-    k = ps.houston.constants()["nice_const"] / 65536
+    k = ps.analysis.houston.constants()["nice_const"] / 65536
     assert eq["ratio"] == pytest.approx(np.exp(39 * k), rel=1e-6)
     # a larger nice_const makes nice stronger
     strong = ps.analysis.houston_equilibrium([-20, 19], params={"nice_const": 9000})
@@ -125,7 +125,7 @@ def test_activation_cuts_the_timeslice_to_what_the_new_priority_allows():
     long_slice = sim.task(t).time_slice
     sim.run(seconds=20.2)
     after = sim.task(t)
-    assert after.time_slice <= ps.houston.task_timeslice(after.prio, after.static_prio)
+    assert after.time_slice <= ps.analysis.houston.task_timeslice(after.prio, after.static_prio)
     assert long_slice > after.time_slice
 
 

@@ -29,7 +29,7 @@ def test_a_parent_with_one_tick_left_expires_at_once_when_it_forks(preset):
     ev = sim.events()
     exp = ev[(ev["kind"] == KIND["expire"]) & (ev["pid"] == p)]
     assert len(exp) == 1 and exp["time_ns"][0] == 0
-    assert sim.task(p).time_slice == ps.o1.task_timeslice(120, preset=preset)
+    assert sim.task(p).time_slice == ps.analysis.o1.task_timeslice(120, preset=preset)
     assert sim.task(p + 1).time_slice == 1
 
 
@@ -110,7 +110,7 @@ def test_rr_tasks_of_equal_priority_alternate_every_timeslice():
     sim.run(seconds=2)
     ev = sim.events()
     sw = ev[ev["kind"] == KIND["switch"]]
-    slice_ = ps.o1.task_timeslice(120, preset="linux-2.5.65")
+    slice_ = ps.analysis.o1.task_timeslice(120, preset="linux-2.5.65")
     assert list(sw["pid"][:6]) == [a, b, a, b, a, b]
     assert np.all(np.diff(sw["time_ns"][:6]) == slice_ * MS)
     assert sim.task(n).cpu_ns == 0  # RT above every normal task

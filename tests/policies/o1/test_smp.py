@@ -281,7 +281,7 @@ def test_sixty_four_cpus_spread_a_hundred_and_twenty_eight_hogs(preset):
 SEEN_MASKS = {}
 
 
-class WatchesMasks(ps.examples.RoundRobin):
+class WatchesMasks(ps.policy.examples.RoundRobin):
     """A round robin that notes the cpus_allowed its task views show."""
     name = "rr-watches-masks"
 
