@@ -1204,6 +1204,13 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "pid %d queued on cpu %d outside its affinity", t->pid, t->cpu);
       return -1;
     }
+    /* migrate_to is set only on the task current on its CPU (do_affinity),
+     * to an allowed CPU, and cleared as it leaves that CPU (schedule) */
+    if (t->migrate_to >= 0 && (d->cpu[t->cpu].curr != i || !(t->cpus_allowed >> t->migrate_to & 1))) {
+      snprintf(err, errlen, "pid %d is to move to cpu %d, but it is not current on cpu %d or may "
+               "not run there", t->pid, t->migrate_to, t->cpu);
+      return -1;
+    }
     char why[PS_ERRLEN];
     if (t->pid && m->hooks.check_init(m, t, why, sizeof why)) {
       snprintf(err, errlen, "pid %d: %.200s", t->pid, why);

@@ -645,3 +645,31 @@ def test_a_crafted_houston_run_avg_timestamp_ahead_of_the_jiffies_is_refused():
     with pytest.raises(ValueError, match=r"damaged: pid 1: run_avg_timestamp \d+ is after jiffies"):
         Sim.restore(resealed(raw))
 
+
+
+def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may_not_use_is_refused():
+    """migrate_to is set only on the task current on its CPU, to a CPU its
+    affinity allows, and cleared as it leaves: a crafted affinity that no
+    longer allowed the pending move loaded, and the task was later picked on
+    a CPU its affinity excluded (found by the pickle mutator)."""
+    sim = ps.Simulator("linux-6.6-eevdf", cpus=4)
+    for name in ("a", "b", "c"):
+        sim.spawn(ps.programs.cpu_hog(), name=name, cpus_allowed=[0])
+    sim.run(seconds=0.01)
+    running = next(name for name in ("a", "b", "c")
+                   if sim.runqueue(0)["curr"] == sim.task(name).pid)
+    waiting = next(name for name in ("a", "b", "c") if name != running)
+    sim.set_affinity(running, [2, 3])  # moves to CPU 2 as it next leaves CPU 0
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, cpus_allowed at 80, migrate_to at 88
+    cur, other = raw.index(running.encode() + b"\0") - 12, raw.index(waiting.encode() + b"\0") - 12
+    assert int.from_bytes(raw[cur + 88:cur + 92], "little") == 2, "psTask's layout moved"
+    Sim.restore(resealed(raw)).check()
+    moved_elsewhere = bytearray(raw)
+    moved_elsewhere[cur + 80:cur + 88] = (0b1000).to_bytes(8, "little")
+    queued = bytearray(raw)
+    queued[other + 88:other + 92] = (1).to_bytes(4, "little")
+    for crafted in (moved_elsewhere, queued):
+        with pytest.raises(ValueError, match=r"damaged: pid \d is to move to cpu [12], but it is "
+                                             r"not current on cpu 0 or may not run there"):
+            Sim.restore(resealed(crafted))
