@@ -242,6 +242,15 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "pid %d: in no array but linked in a list", t->pid);
       return -1;
     }
+    /* static_prio follows nice (set_user_nice, NICE_TO_PRIO), whatever the
+     * policy; prio indexes the arrays.  A crafted static_prio overflowed
+     * the SCHED_RR timeslice's arithmetic */
+    if (t->pid && (t->static_prio != max_prio - 20 + t->nice || t->prio < 0 || t->prio >= max_prio)) {
+      snprintf(err, errlen, "pid %d: static_prio %d, prio %d: nice %d gives static_prio %d, and "
+               "prio lies in 0..%d", t->pid, t->static_prio, t->prio, t->nice,
+               max_prio - 20 + t->nice, max_prio - 1);
+      return -1;
+    }
     /* without Houston's lru list nothing links it */
     if (!f->lru && (l->lru_next != -1 || l->lru_prev != -1)) {
       snprintf(err, errlen, "pid %d: linked in an lru list this policy does not keep", t->pid);

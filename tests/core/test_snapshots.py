@@ -673,3 +673,20 @@ def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may
         with pytest.raises(ValueError, match=r"damaged: pid \d is to move to cpu [12], but it is "
                                              r"not current on cpu 0 or may not run there"):
             Sim.restore(resealed(crafted))
+
+
+@pytest.mark.parametrize("preset, max_prio", [("linux-2.5.65", 140), ("houston-2003", 180)])
+def test_a_crafted_static_prio_that_does_not_follow_nice_is_refused(preset, max_prio):
+    """static_prio is NICE_TO_PRIO(nice) under every policy: a crafted one
+    loaded for a SCHED_RR task and overflowed Houston's timeslice by
+    static_prio (found by the pickle mutator under the sanitizer build)."""
+    sim = ps.Simulator(preset)
+    sim.spawn(ps.programs.cpu_hog(), name="rr", policy="rr", rt_priority=5, nice=3)
+    sim.run(seconds=0.01)
+    raw = bytearray(sim._core.snapshot())
+    static = raw.index(b"rr\0") - 12 + 60  # psTask: the name at 12, static_prio at 60
+    assert int.from_bytes(raw[static:static + 4], "little") == max_prio - 17, "psTask's layout moved"
+    raw[static:static + 4] = (2**30 + 163).to_bytes(4, "little")
+    with pytest.raises(ValueError, match=rf"damaged: pid 1: static_prio {2**30 + 163}, prio \d+: "
+                                         rf"nice 3 gives static_prio {max_prio - 17}"):
+        Sim.restore(resealed(raw))
