@@ -87,6 +87,17 @@ static int hooks_failed(SimObject *self) {
   return self->pctx ? pyp_raise_failure(self->pctx, sim_state(self)->policy_error) : 0;
 }
 
+/* After a spawn, syscall or post from Python: hooks_failed, or a C hook
+ * the engine caught breaking its contract (a migrate that left its task
+ * where it was), as a PolicyError.  sim_broken refused the call if the
+ * simulator had failed before, so a failure now is this call's. */
+static int call_failed(SimObject *self) {
+  if (hooks_failed(self)) return -1;
+  if (self->d.failed != PS_FAILED_POLICY) return 0;
+  PyErr_SetString(sim_state(self)->policy_error, self->d.errmsg);
+  return -1;
+}
+
 /* attach(instance): the Python policy's instance for this simulator (a
  * Sim of a Python policy does nothing before). */
 static PyObject *Sim_attach(SimObject *self, PyObject *inst) {
@@ -278,7 +289,7 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask, cpu, ninit, fields,
                      values, time_slice, err, sizeof err);
   self->busy = 0;
-  if (hooks_failed(self)) return NULL;
+  if (call_failed(self)) return NULL;
   if (pid < 0) return raise_value(err);
   return PyLong_FromLong(pid);
 }
@@ -355,7 +366,7 @@ static PyObject *sim_syscall(SimObject *self, int pid, psSyscall sc) {
   self->busy = 1;
   int rc = ps_syscall_from_python(&self->m, &self->d, pid, &sc, err, sizeof err);
   self->busy = 0;
-  if (hooks_failed(self)) return NULL;
+  if (call_failed(self)) return NULL;
   if (rc) return raise_value(err);
   Py_RETURN_NONE;
 }
@@ -384,7 +395,7 @@ static PyObject *Sim_post(SimObject *self, PyObject *args) {
   self->busy = 1;
   int rc = ps_post_from_python(&self->m, &self->d, chan, n, err, sizeof err);
   self->busy = 0;
-  if (hooks_failed(self)) return NULL;
+  if (call_failed(self)) return NULL;
   if (rc) return raise_value(err);
   Py_RETURN_NONE;
 }

@@ -527,6 +527,17 @@ static void describe_pick(const psData *d, int c, const psTask *next, char *out,
 /* pick_next returned what the engine cannot switch to (pick_next_ok):
  * the step fails as a policy's error (PS_FAILED_POLICY), naming the
  * policy, the CPU, the time and what it returned; the CPU keeps prev. */
+/* The migrate hook moved p to dest (policy.h): a task left outside its
+ * affinity would wake or be picked where it may not run.  The step, or the
+ * syscall from Python, fails as a policy's error. */
+void ps_migrated(const psModel *m, psData *d, const psTask *p, int dest) {
+  /* a hook that failed (a Python policy's exception) has said why */
+  if (__builtin_expect(p->cpu == dest, 1) || d->failed) return;
+  ps_fail(d, "policy %s: migrate left pid %d on cpu %d, not on cpu %d as set_cpus_allowed asked",
+          m->policy->name, p->pid, p->cpu, dest);
+  d->failed = PS_FAILED_POLICY;
+}
+
 __attribute__((noinline, cold)) static void pick_next_refused(const psModel *m, psData *d,
                                                               int c, const psTask *next) {
   char what[160];
@@ -573,6 +584,7 @@ static void schedule(const psModel *m, psData *d, int c) {
     if (prev->exit_ns < 0) {
       ps_catch_up(m, d, dest);
       m->hooks.migrate(m, d, prev, dest);
+      ps_migrated(m, d, prev, dest);
     }
   }
   psTask *next = m->hooks.pick_next(m, d, c);
@@ -1200,8 +1212,12 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "pid %d: state %d but on_rq %d", t->pid, t->state, t->on_rq);
       return -1;
     }
-    if (t->state == PS_TASK_RUNNING && !(t->cpus_allowed >> t->cpu & 1) && t->migrate_to < 0) {
-      snprintf(err, errlen, "pid %d queued on cpu %d outside its affinity", t->pid, t->cpu);
+    /* a task leaves a CPU its affinity no longer allows at once (do_affinity
+     * moves it), or, running there, as it next switches out (migrate_to);
+     * a sleeper woken with its cpu outside its affinity was queued there */
+    if (t->exit_ns < 0 && !(t->cpus_allowed >> t->cpu & 1) && t->migrate_to < 0) {
+      snprintf(err, errlen, "pid %d %s cpu %d outside its affinity", t->pid,
+               t->state == PS_TASK_RUNNING ? "queued on" : "last ran on", t->cpu);
       return -1;
     }
     /* migrate_to is set only on the task current on its CPU (do_affinity),

@@ -259,6 +259,7 @@ static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
     ps_ready(m, d, t);
     ps_catch_up(m, d, dest);
     m->hooks.migrate(m, d, t, dest);
+    ps_migrated(m, d, t, dest);
   }
 }
 

@@ -690,3 +690,20 @@ def test_a_crafted_static_prio_that_does_not_follow_nice_is_refused(preset, max_
     with pytest.raises(ValueError, match=rf"damaged: pid 1: static_prio {2**30 + 163}, prio \d+: "
                                          rf"nice 3 gives static_prio {max_prio - 17}"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_sleeper_whose_cpu_its_affinity_excludes_is_refused():
+    """set_affinity moves a task that is not running at once: a sleeper's
+    cpu is always one it may use.  A crafted affinity excluding it loaded,
+    and EEVDF's wakeup queued the task there, to be picked on a CPU it may
+    not use (found by the pickle mutator)."""
+    sim = ps.Simulator("linux-6.6-eevdf", cpus=4)
+    sim.spawn(ps.programs.interactive(1, 30), name="sleeper", cpus_allowed=[3])
+    sim.run(seconds=0.01)
+    assert sim.task("sleeper").state == "interruptible"
+    raw = bytearray(sim._core.snapshot())
+    allowed = raw.index(b"sleeper\0") - 12 + 80  # psTask: the name at 12, cpus_allowed at 80
+    assert int.from_bytes(raw[allowed:allowed + 8], "little") == 0b1000, "psTask's layout moved"
+    raw[allowed:allowed + 8] = (0b10).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: pid 1 last ran on cpu 3 outside its affinity"):
+        Sim.restore(resealed(raw))

@@ -622,3 +622,24 @@ def test_under_the_sanitizer_build_a_policy_is_built_with_asan_too(tmp_path):
     assert f"in tick_rr {path}:{line}" in caught.stderr
     unseen = run_a_hog(path, tmp_path, sanitize=False)
     assert unseen.returncode == 0 and unseen.stdout == "ran to 100000000\n", unseen.stderr[-2000:]
+
+
+def test_a_migrate_hook_that_leaves_the_task_where_it_was_is_a_policy_error(tmp_path):
+    """set_cpus_allowed hands migrate a task that is not running, to move it
+    to dest (policy.h): one left on a CPU its affinity now excludes would
+    wake there.  The engine checks the hook did it, for a C policy as the
+    adapter does for a Python one."""
+    stays = "static void migrate_stays(const psModel *m, psData *d, psTask *p, int dest) {}\n\n"
+    path = policy_file(tmp_path, renamed("rr-stays"),
+                       ("const psPolicy rr_policy = {", stays + "const psPolicy rr_policy = {"),
+                       (".set_nice = set_nice_rr,", ".set_nice = set_nice_rr,\n        "
+                                                    ".migrate = migrate_stays,"),
+                       filename="stays.c")
+    ps.build_policy(path)
+    sim = ps.Simulator("rr-stays", cpus=2)
+    sleeper = sim.spawn(ps.programs.interactive(1, 20), cpu=0)
+    sim.spawn(ps.programs.cpu_hog(), cpu=0)
+    sim.run(seconds=0.01)
+    with pytest.raises(ps.PolicyError, match=r"^policy round-robin: migrate left pid 1 on cpu 0, "
+                                             r"not on cpu 1 as set_cpus_allowed asked$"):
+        sim.set_affinity(sleeper, [1])
