@@ -11,7 +11,7 @@ static inline void ps_resched_cpu(psData *d, int cpu) {
 }
 
 /* Before a hook acts on CPU c: its deferred ticks that have fallen due
- * are applied (engine.c, defer_ticks). */
+ * are applied (ticks_fast.c, defer_ticks). */
 void ps_catch_up_ticks(const psModel *m, psData *d, int c);
 void ps_migrated(const psModel *m, psData *d, const psTask *p, int dest);
 static inline void ps_catch_up(const psModel *m, psData *d, int c) {

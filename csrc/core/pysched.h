@@ -93,7 +93,7 @@ typedef struct psCpu {
   int64_t nr_switches;
   int64_t ticks, busy_ticks;
   int64_t busy_ns;
-  /* Deferred ticks (engine.c, defer_ticks): the defer_n ticks after
+  /* Deferred ticks (ticks_fast.c, defer_ticks): the defer_n ticks after
    * jiffy defer_jiffies have happened, or will, without the policy's tick;
    * ps_catch_up applies those due, as the policy said at defer_asked_ns
    * it could at once.  0 between runs. */
@@ -124,7 +124,7 @@ typedef struct psData {
   uint64_t cpus_deferred, cpus_fresh;
   /* Each CPU's next tick, and when its running task's burst ends (INT64_MAX
    * idle; set where resolve settles the CPU): every instant looks at all
-   * of them (engine.c, next_due), side by side in a few cache lines where
+   * of them (scan.h, next_due), side by side in a few cache lines where
    * 64 CPUs' psCpu records are 64 or more. */
   int64_t next_tick_ns[PS_MAX_CPUS];
   int64_t burst_end_ns[PS_MAX_CPUS];
@@ -219,7 +219,7 @@ int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int er
 /* Make room for channels 0..n-1 in model and state. */
 int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen);
 
-/* ---- state and stepping (engine.c) ---- */
+/* ---- state (engine.c) and stepping (run.c) ---- */
 int ps_data_init(const psModel *m, psData *d, char *err, int errlen);
 void ps_data_free(psData *d);
 int ps_data_copy(const psModel *m, psData *dst, const psData *src);
