@@ -10,24 +10,6 @@ static inline void ps_resched_cpu(psData *d, int cpu) {
   d->cpus_due |= 1ULL << cpu;
 }
 
-/* Before a hook acts on CPU c: its deferred ticks that have fallen due
- * are applied (ticks_fast.c, defer_ticks). */
-void ps_catch_up_ticks(const psModel *m, psData *d, int c);
-void ps_migrated(const psModel *m, psData *d, const psTask *p, int dest);
-static inline void ps_catch_up(const psModel *m, psData *d, int c) {
-  if (d->cpus_deferred >> c & 1) ps_catch_up_ticks(m, d, c);
-}
-/* Before task p (or NULL) is given to a hook: the CPU it is on is brought
- * up to date, so that no hook reads or changes a task whose CPU still owes
- * it ticks -- a parent computing on one CPU while its child exits on
- * another (sched_exit gives it the child's slice and averages its
- * sleep_avg), a waker, a task being moved.  Every hook call that names a
- * task goes through this (policy.h, psHooks); whole, chunked and stepped
- * runs then agree whichever CPUs their tasks are on. */
-static inline void ps_ready(const psModel *m, psData *d, const psTask *p) {
-  if (p) ps_catch_up(m, d, p->cpu);
-}
-
 /* Count one more switch, wakeup, migration, post ... (trace.h,
  * PS_COUNT_MAX); a policy's own counts too, so that none that a snapshot
  * crafted near the top of int64 overflows. */

@@ -4,7 +4,31 @@
 #define PS_ENGINE_PRIVATE_H
 #include "engine_internal.h"
 
+/* The fast paths' bookkeeping, in psData.fast. */
+typedef struct psFastState {
+  /* CPUs whose ticks are deferred (defer[c]), and those that ticked or
+   * settled at this instant, which may defer theirs when it ends */
+  uint64_t cpus_deferred, cpus_fresh;
+  /* Deferred ticks (ticks_fast.c): the n ticks after jiffy `jiffies` of
+   * CPU c have happened, or will, without the policy's tick; ps_catch_up
+   * applies those due, as the policy said at asked_ns it could at once.
+   * 0 between runs. */
+  struct {
+    int64_t n, asked_ns;
+    uint64_t jiffies;
+  } defer[PS_MAX_CPUS];
+} psFastState;
+_Static_assert(sizeof(psFastState) <= PS_FAST_STATE_BYTES, "psData.fast holds psFastState");
+
+static inline psFastState *ps_fast(psData *d) { return (psFastState *)(void *)d->fast; }
+
 #pragma GCC visibility push(hidden)
+
+/* Before a hook acts on CPU c: its deferred ticks that have fallen due
+ * are applied (ticks_fast.c, defer_ticks). */
+void ps_catch_up_ticks(const psModel *m, psData *d, int c);
+/* After a migrate hook: it moved p to dest, or the step fails (run.c). */
+void ps_migrated(const psModel *m, psData *d, const psTask *p, int dest);
 
 /* Push one record into ring r of d, as the model's recording options say
  * (engine.c); `what` names the buffer in the error of a full one. */
@@ -15,6 +39,20 @@ void ps_ring_push(const psModel *m, psData *d, psRing *r, const void *rec, const
 int ps_source_schedule(const psModel *m, psData *d, int s);
 
 #pragma GCC visibility pop
+
+static inline void ps_catch_up(const psModel *m, psData *d, int c) {
+  if (ps_fast(d)->cpus_deferred >> c & 1) ps_catch_up_ticks(m, d, c);
+}
+/* Before task p (or NULL) is given to a hook: the CPU it is on is brought
+ * up to date, so that no hook reads or changes a task whose CPU still owes
+ * it ticks -- a parent computing on one CPU while its child exits on
+ * another (sched_exit gives it the child's slice and averages its
+ * sleep_avg), a waker, a task being moved.  Every hook call that names a
+ * task goes through this (policy.h, psHooks); whole, chunked and stepped
+ * runs then agree whichever CPUs their tasks are on. */
+static inline void ps_ready(const psModel *m, psData *d, const psTask *p) {
+  if (p) ps_catch_up(m, d, p->cpu);
+}
 
 /* ---- the clock ---- */
 

@@ -21,6 +21,8 @@
 #define PS_DERIVED_BYTES 256
 #define PS_MAX_SERIES_FIELDS 16
 #define PS_ERRLEN 256
+/* Bytes of psData.fast, the fast paths' bookkeeping (engine_private.h). */
+#define PS_FAST_STATE_BYTES 2048
 /* Bytes a snapshot stores a preset's or a parameter's name in (NUL included). */
 #define PS_SNAPSHOT_NAME 64
 
@@ -93,12 +95,6 @@ typedef struct psCpu {
   int64_t nr_switches;
   int64_t ticks, busy_ticks;
   int64_t busy_ns;
-  /* Deferred ticks (ticks_fast.c, defer_ticks): the defer_n ticks after
-   * jiffy defer_jiffies have happened, or will, without the policy's tick;
-   * ps_catch_up applies those due, as the policy said at defer_asked_ns
-   * it could at once.  0 between runs. */
-  int64_t defer_n, defer_asked_ns;
-  uint64_t defer_jiffies;
 } psCpu;
 
 typedef struct psChannel {
@@ -119,9 +115,10 @@ typedef struct psData {
    * ps_resched_cpu, by the end of a burst, and for every CPU when a run
    * starts; the others have nothing to do at this instant */
   uint64_t cpus_due;
-  /* CPUs whose ticks are deferred (psCpu.defer_n), and those that ticked
-   * or settled at this instant, which may defer theirs when it ends */
-  uint64_t cpus_deferred, cpus_fresh;
+  /* The fast paths' own bookkeeping (deferred ticks ...), laid out in
+   * engine_private.h (psFastState): the engine's alone, which no policy
+   * reads, so that it may change without the policy ABI. */
+  _Alignas(8) unsigned char fast[PS_FAST_STATE_BYTES];
   /* Each CPU's next tick, and when its running task's burst ends (INT64_MAX
    * idle; set where resolve settles the CPU): every instant looks at all
    * of them (scan.h, next_due), side by side in a few cache lines where

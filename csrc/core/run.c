@@ -234,7 +234,7 @@ __attribute__((always_inline)) static inline void deliver_ticks(const psModel *m
     psCpu *cpu = &d->cpu[c];
     ps_catch_up(m, d, c);  /* the window before this tick */
     d->next_tick_ns[c] += m->tick_ns;
-    d->cpus_fresh |= 1ULL << c;
+    ps_fast(d)->cpus_fresh |= 1ULL << c;
     cpu->ticks++;
     psTask *cur = &d->task[cpu->curr];
     if (!cur->is_idle) {
@@ -267,7 +267,7 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
 static void settle(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
   ps_catch_up(m, d, c);
-  d->cpus_fresh |= 1ULL << c;
+  ps_fast(d)->cpus_fresh |= 1ULL << c;
   /* most often the clock's advance has brought it up to date already */
   if (cpu->run_since_ns != d->now_ns) sync_cpu(d, c, d->now_ns);
   for (;;) {
@@ -355,7 +355,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     for (uint64_t b = u.burst_end == t ? cpus_at(m, d->burst_end_ns, t) : 0; b; b &= b - 1)
       sync_cpu(d, __builtin_ctzll(b), t);
     d->now_ns = t;
-    if (d->cpus_deferred & 1) {
+    if (ps_fast(d)->cpus_deferred & 1) {
       /* CPU 0's ticks before t were jiffies; one at t is delivered now */
       if (ps_jiffy_time(m, d->jiffies + 1) < t) d->jiffies = (uint64_t)((t - 1) / m->tick_ns);
       if (u.tick != t && ps_jiffy_time(m, d->jiffies + 1) == t) deliver_ticks(m, d, t, 0);

@@ -334,7 +334,7 @@ static int state_ok(const psModel *m, const psData *d, const psEvt *ev, int64_t 
     int64_t phase = m->stagger_ticks ? c * (m->tick_ns / m->ncpu) : 0, next = d->next_tick_ns[c];
     if (next <= now || next - m->tick_ns > (now > phase ? now : phase) ||
         (next - phase) % m->tick_ns || cpu->run_since_ns > now || cpu->run_since_ns < 0 ||
-        cpu->overhead_until_ns > now + m->switch_cost_ns || cpu->defer_n)
+        cpu->overhead_until_ns > now + m->switch_cost_ns)
       BAD("cpu %d's times", c);
     /* busy time is accounted up to run_since_ns (sync_cpu) */
     if (!count_ok(cpu->nr_switches) || !span_ok(cpu->busy_ns, cpu->run_since_ns) || cpu->ticks < 0 ||

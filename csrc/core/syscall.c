@@ -3,7 +3,7 @@
  * Python does between steps (renice, setscheduler, set_cpus_allowed). */
 #include <stdio.h>
 
-#include "engine_internal.h"
+#include "engine_private.h"
 
 /* A jiffy timer: it expires at the first tick at least ns after now, and
  * never at the current tick, whose timers have already run. */

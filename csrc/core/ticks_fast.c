@@ -20,11 +20,11 @@
 /* tick_batch on CPU c with the clock of the instant that deferred its ticks
  * (out of line: inline, it cost the trusted path 3 instructions a switch). */
 __attribute__((noinline)) static int64_t tick_batch_as_asked(const psModel *m, psData *d, int c, int64_t k, int apply) {
-  const psCpu *cpu = &d->cpu[c];
+  const psFastState *f = ps_fast(d);
   int64_t now = d->now_ns;
   uint64_t jiffies = d->jiffies;
-  d->now_ns = cpu->defer_asked_ns;
-  d->jiffies = cpu->defer_jiffies;
+  d->now_ns = f->defer[c].asked_ns;
+  d->jiffies = f->defer[c].jiffies;
   int64_t n = m->hooks.tick_batch(m, d, c, k, apply);
   d->now_ns = now;
   d->jiffies = jiffies;
@@ -33,11 +33,12 @@ __attribute__((noinline)) static int64_t tick_batch_as_asked(const psModel *m, p
 
 void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
-  int64_t k = (int64_t)(d->jiffies - cpu->defer_jiffies);
-  if (k > cpu->defer_n) k = cpu->defer_n;
-  d->cpus_deferred &= ~(1ULL << c);
-  cpu->defer_n = 0;
-  d->next_tick_ns[c] = ps_jiffy_time(m, cpu->defer_jiffies + 1 + (uint64_t)k);
+  psFastState *f = ps_fast(d);
+  int64_t k = (int64_t)(d->jiffies - f->defer[c].jiffies);
+  if (k > f->defer[c].n) k = f->defer[c].n;
+  f->cpus_deferred &= ~(1ULL << c);
+  f->defer[c].n = 0;
+  d->next_tick_ns[c] = ps_jiffy_time(m, f->defer[c].jiffies + 1 + (uint64_t)k);
   if (!k) return;
   int trusted = m->policy->tick_batch_local == PS_TICK_BATCH_TRUSTED;
   if (trusted && m->debug_checks) {
@@ -64,6 +65,7 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
 
 /* At a pause: every tick up to now has fallen due. */
 void catch_up_all(const psModel *m, psData *d) {
-  if (d->cpus_deferred & 1) d->jiffies = (uint64_t)(d->now_ns / m->tick_ns);
-  while (d->cpus_deferred) ps_catch_up_ticks(m, d, __builtin_ctzll(d->cpus_deferred));
+  psFastState *f = ps_fast(d);
+  if (f->cpus_deferred & 1) d->jiffies = (uint64_t)(d->now_ns / m->tick_ns);
+  while (f->cpus_deferred) ps_catch_up_ticks(m, d, __builtin_ctzll(f->cpus_deferred));
 }

@@ -37,7 +37,7 @@ static inline int64_t before_sample(const psModel *m, const psData *d, int64_t k
  * among them: deliver_ticks runs before both at an instant.  No series
  * sample may fall among them.  e: the earliest event, or NULL. */
 static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const psEvt *e) {
-  if ((m->ncpu > 1 && m->stagger_ticks) || d->cpus_deferred) return;
+  if ((m->ncpu > 1 && m->stagger_ticks) || ps_fast(d)->cpus_deferred) return;
   int64_t next = d->next_tick_ns[0], limit = t_end;
   if (e && e->time_ns < limit) limit = e->time_ns;
   if (limit - next < m->tick_ns) return;  /* not two ticks */
@@ -84,11 +84,12 @@ static inline int can_defer(const psModel *m) {
  * instant d->jiffies is up to date.  (A division costs tens of cycles, a
  * few of them per event were a third of the cost on 64 CPUs.) */
 static inline void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
-  uint64_t fresh = d->cpus_fresh;
-  d->cpus_fresh = 0;
+  psFastState *f = ps_fast(d);
+  uint64_t fresh = f->cpus_fresh;
+  f->cpus_fresh = 0;
   for (; fresh; fresh &= fresh - 1) {
     int c = __builtin_ctzll(fresh);
-    psCpu *cpu = &d->cpu[c];
+    const psCpu *cpu = &d->cpu[c];
     if (d->task[cpu->curr].is_idle || cpu->need_resched || d->jiffies >= end_jiffies) continue;
     /* a burst that ends by the tick after next settles the CPU by then */
     if (d->burst_end_ns[c] < d->next_tick_ns[c] + m->tick_ns) continue;
@@ -96,11 +97,11 @@ static inline void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies
     if (k < 2) continue;
     int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
     if (n < 2) continue;  /* one tick deferred saves nothing */
-    cpu->defer_n = n;
-    cpu->defer_asked_ns = d->now_ns;
-    cpu->defer_jiffies = d->jiffies;
+    f->defer[c].n = n;
+    f->defer[c].asked_ns = d->now_ns;
+    f->defer[c].jiffies = d->jiffies;
     d->next_tick_ns[c] += n * m->tick_ns;
-    d->cpus_deferred |= 1ULL << c;
+    f->cpus_deferred |= 1ULL << c;
   }
 }
 
