@@ -191,6 +191,30 @@ static PyObject *Sim_configure(SimObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* set_fast_paths(mask): the fast paths in force (PS_FAST_* bits), chosen
+ * before anything is queued or run */
+static PyObject *Sim_set_fast_paths(SimObject *self, PyObject *arg) {
+  READY_TO_CHANGE(self);
+  long mask = PyLong_AsLong(arg);
+  if (mask == -1 && PyErr_Occurred()) return NULL;
+  if (mask < 0 || mask & ~PS_FAST_ALL)
+    return PyErr_Format(PyExc_ValueError, "fast paths mask %ld is outside 0..%d", mask,
+                        PS_FAST_ALL);
+  if (self->d.jiffies || self->d.now_ns || self->d.next_pid > 1 || self->d.evq.n)
+    return raise_value("the fast paths can only be chosen before the first spawn, source or step");
+  ps_set_fast_paths(&self->m, &self->d, (int)mask);
+  Py_RETURN_NONE;
+}
+
+/* fast_path_counts(): how often each fast path was taken (ps_fast_counts) */
+static PyObject *Sim_fast_path_counts(SimObject *self, PyObject *noargs) {
+  READY(self);
+  int64_t n[PS_NFAST];
+  ps_fast_counts(&self->d, n);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L}", "scan", (long long)n[0], "batch", (long long)n[1],
+                       "defer", (long long)n[2], "wheel", (long long)n[3]);
+}
+
 static PyObject *Sim_ensure_channels(SimObject *self, PyObject *arg) {
   READY_TO_CHANGE(self);
   long n = PyLong_AsLong(arg);
@@ -508,6 +532,10 @@ static PyObject *Sim_get_hz(SimObject *self, void *closure) {
   READY(self);
   return PyLong_FromLong(self->m.hz);
 }
+static PyObject *Sim_get_fast_paths(SimObject *self, void *closure) {
+  READY(self);
+  return PyLong_FromLong(self->m.fast_paths);
+}
 static PyObject *Sim_get_tick_ns(SimObject *self, void *closure) {
   READY(self);
   return PyLong_FromLongLong(self->m.tick_ns);
@@ -518,6 +546,10 @@ static PyMethodDef Sim_methods[] = {
     {"attach", (PyCFunction)Sim_attach, METH_O, "attach(instance) of the Python policy"},
     {"get_params", (PyCFunction)Sim_get_params, METH_NOARGS, "dict of parameter values"},
     {"configure", (PyCFunction)Sim_configure, METH_VARARGS, "recording and machine options"},
+    {"set_fast_paths", (PyCFunction)Sim_set_fast_paths, METH_O,
+     "set_fast_paths(mask): the fast paths in force, before anything runs"},
+    {"fast_path_counts", (PyCFunction)Sim_fast_path_counts, METH_NOARGS,
+     "how often each fast path was taken"},
     {"ensure_channels", (PyCFunction)Sim_ensure_channels, METH_O, "make room for n channels"},
     {"add_program", (PyCFunction)Sim_add_program, METH_O, "add a program, return its id"},
     {"add_source", (PyCFunction)Sim_add_source, METH_VARARGS, "add an external source"},
@@ -551,6 +583,8 @@ static PyGetSetDef Sim_getset[] = {
     {"jiffies", (getter)Sim_get_jiffies, NULL, "ticks so far", NULL},
     {"tick_ns", (getter)Sim_get_tick_ns, NULL, "ns per tick", NULL},
     {"hz", (getter)Sim_get_hz, NULL, "ticks per second", NULL},
+    {"fast_paths", (getter)Sim_get_fast_paths, NULL, "the fast paths in force (PS_FAST_* bits)",
+     NULL},
     {"ntasks", (getter)Sim_get_ntasks, NULL, "tasks created so far (pids 1..ntasks)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

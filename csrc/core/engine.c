@@ -179,7 +179,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   psu_ring_init(&d->periodic, sizeof(psPeriodicRec));
   psu_ring_init(&d->series, sizeof(psSampleRec));
   psu_ring_init(&d->exited, sizeof(psTask));
-  psu_evq_init(&d->evq, m->tick_ns);
+  psu_evq_init(&d->evq, m->tick_ns, !(m->fast_paths & PS_FAST_WHEEL));
   d->next_pid = 1;
   d->free_slot = -1;
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
@@ -427,6 +427,19 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
 }
 
 void ps_params_changed(const psModel *m, psData *d) { m->hooks.retune(m, d); }
+
+void ps_set_fast_paths(psModel *m, psData *d, int fast) {
+  m->fast_paths = fast;
+  d->evq.heap_only = !(fast & PS_FAST_WHEEL);
+}
+
+void ps_fast_counts(const psData *d, int64_t out[PS_NFAST]) {
+  const psFastState *f = (const psFastState *)(const void *)d->fast;
+  out[0] = f->wide_scans;
+  out[1] = f->ticks_batched;
+  out[2] = f->ticks_deferred;
+  out[3] = d->evq.nsorted;
+}
 
 /* ---- invariants ---- */
 

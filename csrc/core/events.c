@@ -160,10 +160,11 @@ static void bucket_insert(psBucket *b, psEvt ev) {
   b->n++;
 }
 
-void psu_evq_init(psEvq *q, int64_t width) {
+void psu_evq_init(psEvq *q, int64_t width, int heap_only) {
   memset(q, 0, sizeof(*q));
   q->width = width > 0 ? width : 1;
   q->sorted = 1;
+  q->heap_only = heap_only;
 }
 
 int psu_evq_push_slow(psEvq *q, psEvt ev) {
@@ -174,7 +175,7 @@ int psu_evq_push_slow(psEvq *q, psEvt ev) {
     q->cur = NULL;
   }
   int64_t slot = ev.time_ns / q->width;
-  if (slot < q->base || slot - q->base >= PS_WHEEL) {
+  if (q->heap_only || slot < q->base || slot - q->base >= PS_WHEEL) {
     if (heap_push(&q->heap, ev)) return -1;
   } else {
     if (!q->wheel) {
@@ -218,6 +219,7 @@ const psEvt *psu_evq_top_slow(psEvq *q) {
     if (!q->sorted) {
       bucket_sort(b);
       q->sorted = 1;
+      q->nsorted++;
     }
     q->cur = b;
     w = &b->e[b->n - 1];
@@ -268,7 +270,7 @@ void psu_evq_free(psEvq *q) {
   if (q->wheel)
     for (int k = 0; k < PS_WHEEL; k++) free(q->wheel[k].e);
   free(q->wheel);
-  psu_evq_init(q, q->width);
+  psu_evq_init(q, q->width, q->heap_only);
 }
 
 int psu_evq_copy(psEvq *dst, const psEvq *src) {

@@ -62,10 +62,16 @@ typedef struct psEvq {
   /* bit k set when bucket k holds events: top() finds the next one
    * without visiting the empty buckets between */
   uint64_t nonempty[PS_WHEEL / 64];
+  /* the wheel switched off (PS_FAST_WHEEL): every event goes to the heap,
+   * which gives the same order */
+  int32_t heap_only;
+  /* buckets sorted as they became the earliest: the wheel's work */
+  int64_t nsorted;
 } psEvq;
 
-/* An empty queue of buckets `width` ns wide (the tick). */
-void psu_evq_init(psEvq *q, int64_t width);
+/* An empty queue of buckets `width` ns wide (the tick), or of the heap
+ * alone. */
+void psu_evq_init(psEvq *q, int64_t width, int heap_only);
 /* psu_evq_push's general case. */
 int psu_evq_push_slow(psEvq *q, psEvt ev);
 /* 0, or -1 when memory ran out (the queue is unchanged).  Inline for the

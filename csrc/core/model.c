@@ -48,6 +48,7 @@ int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint
   m->max_tasks = 100000;
   m->series_every = 1;
   m->max_trace_bytes = (int64_t)256 << 20;
+  m->fast_paths = PS_FAST_ALL;
   for (int i = 0; i < pol->nparams; i++) m->param[i] = scaled_default(&pol->params[i], hz);
   for (int l = 0; l < 3 && preset->overrides[l]; l++)
     for (const psOverride *o = preset->overrides[l]; o->name; o++) {

@@ -37,6 +37,18 @@ typedef struct psSourceDef {
   int64_t count;      /* firings, -1 = forever */
 } psSourceDef;
 
+/* The fast paths, each of which a model may switch off (psModel.fast_paths):
+ * without its bit a run takes the reference path it stands in for, to the
+ * same results (tests/core/test_fast_paths.py compares them). */
+enum {
+  PS_FAST_SCAN = 1,   /* next_due and cpus_at's AVX2 and AVX-512 forms (scan.h) */
+  PS_FAST_BATCH = 2,  /* every CPU's ticks at once (ticks_fast.h, batch_ticks) */
+  PS_FAST_DEFER = 4,  /* a busy CPU's ticks deferred (ticks_fast.h, defer_ticks) */
+  PS_FAST_WHEEL = 8,  /* the event queue's timer wheel (events.h); off, the heap alone */
+  PS_FAST_ALL = 15,
+  PS_NFAST = 4
+};
+
 /* Warnings: anomalies that are not errors, counted in the state. */
 enum {
   PS_WARN_STARVING = 0,   /* an interactive task expired because EXPIRED_STARVING */
@@ -75,6 +87,7 @@ typedef struct psModel {
   int64_t max_trace_bytes;  /* cap per ring */
   int32_t overwrite;        /* full ring: 1 overwrite oldest, 0 fail the step */
   int32_t debug_checks;     /* check invariants after every instant */
+  int32_t fast_paths;       /* PS_FAST_* in force (ps_set_fast_paths) */
 
   /* workload */
   psOp *ops;
@@ -285,6 +298,14 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *prese
 /* After ps_set_params on a model that has a state: the policy brings the
  * tasks' state into the new parameters' domain (psHooks.retune). */
 void ps_params_changed(const psModel *m, psData *d);
+
+/* Switch the fast paths to `fast` (PS_FAST_* bits), before anything is
+ * queued (the wheel holds no event then). */
+void ps_set_fast_paths(psModel *m, psData *d, int fast);
+/* How often each fast path was taken, in PS_FAST_* order: instants scanned
+ * by a wide form, CPU-ticks batched, CPU-ticks deferred, wheel buckets
+ * sorted as they became the earliest.  Kept by copies and snapshots. */
+void ps_fast_counts(const psData *d, int64_t out[PS_NFAST]);
 
 /* Engine and policy invariants (every live task within check_init's
  * domain among them); 0 or -1 with err. */

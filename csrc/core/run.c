@@ -330,7 +330,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   /* anything left to do at the current instant (a spawn, a renice) first */
   d->cpus_due = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;  /* PS_MAX_CPUS <= 64 */
   resolve(m, d);
-  int defer = can_defer(m);
+  int batch = can_batch(m), defer = can_defer(m);
   uint64_t end_jiffies = (uint64_t)(t_end / m->tick_ns);
   int64_t instants = 0;
   while (!d->failed) {
@@ -343,7 +343,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     }
     /* the earliest event: the ticks batched before it queue none */
     const psEvt *e = psu_evq_top(&d->evq);
-    batch_ticks(m, d, t_end, e);
+    if (batch) batch_ticks(m, d, t_end, e);
     psDue u = next_due(m, d);
     int64_t t = u.tick < u.burst_end ? u.tick : u.burst_end;
     if (e && e->time_ns < t) t = e->time_ns;

@@ -4,7 +4,7 @@
  * their check against the scalar loops are in scan.c. */
 #ifndef PS_SCAN_H
 #define PS_SCAN_H
-#include "pysched.h"
+#include "engine_private.h"
 
 /* the per-instant scans' AVX2 and AVX-512 forms (next_due, cpus_at) */
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -68,11 +68,17 @@ __attribute__((cold)) int scans_agree(const psModel *m, const psData *d, char *e
 
 /* The dispatchers are inline, so that 1 to 15 CPUs keep the scalar loops
  * inline (a call cost 1-2 % on 2 and 8 CPUs). */
-__attribute__((always_inline)) static inline psDue next_due(const psModel *m, const psData *d) {
+__attribute__((always_inline)) static inline psDue next_due(const psModel *m, psData *d) {
 #ifdef PS_SCAN_X86
-  if (m->ncpu >= 16) {
-    if (__builtin_cpu_supports("avx512f")) return next_due_avx512(m, d);
-    if (__builtin_cpu_supports("avx2")) return next_due_avx2(m, d);
+  if (m->ncpu >= 16 && m->fast_paths & PS_FAST_SCAN) {
+    if (__builtin_cpu_supports("avx512f")) {
+      ps_fast(d)->wide_scans++;
+      return next_due_avx512(m, d);
+    }
+    if (__builtin_cpu_supports("avx2")) {
+      ps_fast(d)->wide_scans++;
+      return next_due_avx2(m, d);
+    }
   }
 #endif
   return next_due_scalar(m, d);
@@ -84,7 +90,7 @@ __attribute__((always_inline)) static inline uint64_t cpus_at(const psModel *m,
                                                               const int64_t *times, int64_t t) {
   if (m->ncpu == 1) return 1;
 #ifdef PS_SCAN_X86
-  if (m->ncpu >= 16) {
+  if (m->ncpu >= 16 && m->fast_paths & PS_FAST_SCAN) {
     if (__builtin_cpu_supports("avx512f")) return cpus_at_avx512(m, times, t);
     if (__builtin_cpu_supports("avx2")) return cpus_at_avx2(m, times, t);
   }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "engine_private.h"
 
 #define MAGIC "PSCHED02"
 #define FORMAT_VERSION 5
@@ -230,6 +230,7 @@ static int model_ok(const psModel *m, char *err, int errlen) {
   if ((m->stagger_ticks | m->rec_events | m->rec_latency | m->rec_series | m->overwrite |
        m->debug_checks) & ~1)
     BAD("a flag is neither 0 nor 1");
+  if (m->fast_paths & ~PS_FAST_ALL) BAD("fast paths %d", m->fast_paths);
   if (m->switch_cost_ns < 0 || m->switch_cost_ns > m->tick_ns) BAD("switch_cost_ns");
   if (m->max_tasks < 1 || m->max_tasks > 10000000) BAD("max_tasks %d", m->max_tasks);
   if (m->keep_exited < 0 || m->keep_exited > 10000000) BAD("keep_exited %d", m->keep_exited);
@@ -626,6 +627,12 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   /* the livelock count travels too: a twin fails where its original would */
   d->instant_ns = dd.instant_ns;
   d->instant_actions = dd.instant_actions;
+  /* what the fast paths did goes on counting; their deferred ticks are
+   * none between runs */
+  const psFastState *counts = ps_fast(&dd);
+  ps_fast(d)->wide_scans = counts->wide_scans;
+  ps_fast(d)->ticks_batched = counts->ticks_batched;
+  ps_fast(d)->ticks_deferred = counts->ticks_deferred;
   /* the ticks are checked below; the bursts' ends are set again when the
    * next run starts (every CPU settles then) */
   memcpy(d->next_tick_ns, dd.next_tick_ns, sizeof d->next_tick_ns);
@@ -635,7 +642,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   d->task = get_array(&r, dd.ntask, sizeof(psTask), 1 << 26);
   d->chan = get_array(&r, dd.nchan, sizeof(psChannel), 1 << 26);
   d->src = get_array(&r, dd.nsrc, sizeof(psSourceState), 1 << 26);
-  psu_evq_init(&d->evq, m->tick_ns);
+  psu_evq_init(&d->evq, m->tick_ns, !(m->fast_paths & PS_FAST_WHEEL));
+  d->evq.nsorted = dd.evq.nsorted;
   d->evq.last_ns = dd.now_ns;
   ev = get_array(&r, dd.evq.n, sizeof(psEvt), 1 << 26);
   if (!d->cpu || !d->rq || !d->task || !d->chan || !d->src || !ev) goto bad;

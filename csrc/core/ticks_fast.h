@@ -37,7 +37,7 @@ static inline int64_t before_sample(const psModel *m, const psData *d, int64_t k
  * among them: deliver_ticks runs before both at an instant.  No series
  * sample may fall among them.  e: the earliest event, or NULL. */
 static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const psEvt *e) {
-  if ((m->ncpu > 1 && m->stagger_ticks) || ps_fast(d)->cpus_deferred) return;
+  if (ps_fast(d)->cpus_deferred) return;
   int64_t next = d->next_tick_ns[0], limit = t_end;
   if (e && e->time_ns < limit) limit = e->time_ns;
   if (limit - next < m->tick_ns) return;  /* not two ticks */
@@ -69,12 +69,19 @@ static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const
     d->task[cpu->curr].cpu_ticks += k;
   }
   d->jiffies += (uint64_t)k;
+  ps_fast(d)->ticks_batched += k * m->ncpu;
   advance_to(m, d, last);
+}
+
+/* Whether a run batches ticks: on CPUs that tick together. */
+static inline int can_batch(const psModel *m) {
+  return m->fast_paths & PS_FAST_BATCH && !(m->ncpu > 1 && m->stagger_ticks);
 }
 
 /* Whether a run defers ticks (ticks_fast.c, "Deferred ticks"). */
 static inline int can_defer(const psModel *m) {
-  return m->policy->tick_batch_local && m->ncpu > 1 && !m->stagger_ticks;
+  return m->fast_paths & PS_FAST_DEFER && m->policy->tick_batch_local && m->ncpu > 1 &&
+         !m->stagger_ticks;
 }
 
 /* When an instant ends: each busy CPU that ticked or settled at it may

@@ -25,6 +25,8 @@ RECORD_LEVELS = ("counters", "events", "series")
 MAX_SECONDS = 10**6
 MAX_SERIES_FIELDS = 16  # PS_MAX_SERIES_FIELDS of the core
 SOURCE_EVERY, SOURCE_POISSON = 0, 1
+# the core's fast paths, in the order of its PS_FAST_* bits (csrc/core/pysched.h)
+FAST_PATHS = ("scan", "batch", "defer", "wheel")
 
 
 class TaskView:
@@ -65,6 +67,29 @@ def _stats_dtype(names, unsigned, width):
                      "itemsize": 8 * k + 8 + 4 * width})
 
 
+def _fast_paths_mask(reference, fast_paths):
+    """The core's PS_FAST_* mask of Simulator(reference=, fast_paths=)."""
+    if reference is not None:
+        reference = check_bool("reference", reference)
+    if fast_paths is None:
+        if reference is None:
+            reference = os.environ.get("PYSCHED_REFERENCE", "") not in ("", "0")
+        return 0 if reference else (1 << len(FAST_PATHS)) - 1
+    if isinstance(fast_paths, (str, bytes)) or not hasattr(fast_paths, "__iter__"):
+        raise TypeError(f"fast_paths must be a collection of names from {FAST_PATHS}, "
+                        f"not {fast_paths!r}")
+    mask = 0
+    for name in fast_paths:
+        if name not in FAST_PATHS:
+            raise ValueError(f"fast_paths: {name!r} is not one of {FAST_PATHS}"
+                             f"{did_you_mean(name, FAST_PATHS)}")
+        mask |= 1 << FAST_PATHS.index(name)
+    if reference and mask:
+        raise ValueError(f"reference=True turns every fast path off, but fast_paths="
+                         f"{tuple(fast_paths)!r} keeps some")
+    return mask
+
+
 class Simulator:
     """A simulated machine running a scheduler preset.
 
@@ -102,6 +127,17 @@ class Simulator:
     debug : bool
         Check the scheduler's invariants after every instant (default: the
         environment variable PYSCHED_DEBUG).
+    reference : bool
+        Take the reference path: every fast path of the engine off (the
+        wide scans over the CPUs, batched and deferred ticks, the timer
+        wheel), for the same results, more slowly -- a check of the fast
+        paths, or a baseline for a change to them (default: the
+        environment variable PYSCHED_REFERENCE).  ``sim.fast_paths`` says
+        which are in force; copies and pickles keep them.
+    fast_paths : collection of str
+        The fast paths to keep, of ``"scan"``, ``"batch"``, ``"defer"``
+        and ``"wheel"`` (default: all, or none with ``reference=True``):
+        one left out at a time finds the one behind a difference.
     max_tasks : int
         Live tasks at most (a fork beyond fails the run).
     keep_exited : int
@@ -114,7 +150,8 @@ class Simulator:
     def __init__(self, preset, *, cpus=1, hz=None, seed=0, params=None, record="counters",
                  latencies=True, series_fields=None, series_every=1,
                  max_trace_bytes=256 << 20, on_full="raise", debug=None, max_tasks=100_000,
-                 keep_exited=10_000, switch_cost_ns=0, stagger_ticks=False):
+                 keep_exited=10_000, switch_cost_ns=0, stagger_ticks=False, reference=None,
+                 fast_paths=None):
         name, key, policy_cls = resolve(preset)
         cpus = _check_int("cpus", cpus, 1, _core.MAX_CPUS)
         if hz is not None:
@@ -138,6 +175,7 @@ class Simulator:
         if debug is None:
             debug = os.environ.get("PYSCHED_DEBUG", "") not in ("", "0")
         debug = check_bool("debug", debug)
+        fast_mask = _fast_paths_mask(reference, fast_paths)
         self.preset = name
         self._preset_key = preset = key
         self.cpus = cpus
@@ -173,10 +211,20 @@ class Simulator:
         self._core.configure(record != "counters", latencies, self._series_fields, series_every,
                              max_trace_bytes, on_full == "overwrite", debug, max_tasks,
                              keep_exited, switch_cost_ns, stagger_ticks)
+        if fast_mask != self._core.fast_paths:
+            self._core.set_fast_paths(fast_mask)
         self._channels = {}
         self._programs = {}  # id(Program) -> (Program, nops, program id)
         self._program_keys = {}  # the ops of a program, as added -> its id
         self._nprogs = 0
+
+    @property
+    def fast_paths(self):
+        """The engine's fast paths in force, a tuple of names (of
+        ``"scan"``, ``"batch"``, ``"defer"``, ``"wheel"``); () with
+        ``reference=True``."""
+        mask = self._core.fast_paths
+        return tuple(name for bit, name in enumerate(FAST_PATHS) if mask >> bit & 1)
 
     def _checked_series_fields(self, series_fields):
         if not isinstance(series_fields, (str, bytes)) and hasattr(series_fields, "__iter__"):

@@ -61,9 +61,10 @@ def program(r):
     return prog.run(**duration(r)).end()
 
 
-def case(seed):
+def case(seed, **options):
     """The workload of seed: how to build it, how long to run, and the
-    syscalls made from Python at given ticks."""
+    syscalls made from Python at given ticks; options are more Simulator
+    arguments (reference=True ...)."""
     r = random.Random(seed)
     preset = r.choice(PRESETS)
     cpus = r.choice([1, 2, 2, 3, 4, 8])
@@ -79,7 +80,7 @@ def case(seed):
 
     def build():
         sim = ps.Simulator(preset, cpus=cpus, hz=hz, seed=seed, record="events",
-                           stagger_ticks=stagger, max_tasks=2000)
+                           stagger_ticks=stagger, max_tasks=2000, **options)
         for prog, nice, cpu in tasks:
             sim.spawn(prog, nice=nice, cpu=cpu)
         for chan, every in sources:

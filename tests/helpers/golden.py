@@ -99,12 +99,14 @@ def _digest(arrays):
     return h.hexdigest()[:24]
 
 
-def outputs(preset, cpus, workload, record):
-    """The hashes of one case's outputs after 10 simulated seconds."""
+def outputs(preset, cpus, workload, record, counts=None, **options):
+    """The hashes of one case's outputs after 10 simulated seconds; options
+    are more Simulator arguments (reference=True ...), and `counts`, a dict,
+    is given how often each fast path was taken."""
     headline = ps.policy_info(preset)["headline"]
     kw = {"series_fields": ["prio", "cpu_ns"] + list(headline), "series_every": 7} \
         if record == "series" else {}
-    sim = ps.Simulator(preset, cpus=cpus, seed=11, record=record, **kw)
+    sim = ps.Simulator(preset, cpus=cpus, seed=11, record=record, **kw, **options)
     if workload == "hogs64":
         for _ in range(10):
             sim.spawn(programs.cpu_hog())
@@ -121,6 +123,8 @@ def outputs(preset, cpus, workload, record):
         out["events"] = _digest([sim.events()])
     if record == "series":
         out["series"] = _digest([sim.series_times()] + [sim.series(f) for f in kw["series_fields"]])
+    if counts is not None:
+        counts.update(sim._core.fast_path_counts())
     return out
 
 
