@@ -115,7 +115,7 @@ class ReferenceTwins(machine.Machine):
     and the invariant compares them after each, as it does copies and
     pickles.  16 and 64 CPUs too, where the scans are wide."""
 
-    @initialize(preset=st.sampled_from(ps.presets() + [ps.examples.RoundRobin]),
+    @initialize(preset=st.sampled_from(ps.presets() + [ps.policy.examples.RoundRobin]),
                 cpus=st.sampled_from([1, 2, 3, 8, 16, 64]), seed=st.integers(0, 2**32),
                 mode=st.sampled_from(sorted(MODES)))
     def build(self, preset, cpus, seed, mode):
