@@ -5,6 +5,7 @@ docs/internals/sanitizer.md)."""
 import glob
 import os
 import re
+import shutil
 
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
@@ -20,6 +21,11 @@ class build_py_with_headers(build_py):
     """build_py, plus the core's headers into pysched/include/pysched."""
 
     def run(self):
+        # a fresh copy of the package each time: build_lib is kept between
+        # builds of one checkout, and a module that moved (0.2.0 moved most)
+        # would otherwise stay there and ship in the wheel beside its new
+        # place; build_ext relinks the core into it from its cached objects
+        shutil.rmtree(os.path.join(self.build_lib, "pysched"), ignore_errors=True)
         super().run()
         dest = os.path.join(self.build_lib, HEADER_DIR)
         self.mkpath(dest)
