@@ -22,7 +22,8 @@ int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, i
           return -1;
         }
         if (o->kind == PS_OP_TIMER) break;
-        /* fall through: the work's distribution */
+        /* the work's distribution, checked as a run's */
+        __attribute__((fallthrough));
       case PS_OP_RUN: case PS_OP_SLEEP: case PS_OP_IO:
         if (o->d.kind < PS_DIST_CONST || o->d.kind > PS_DIST_NORMAL || !isfinite(o->d.a) ||
             !isfinite(o->d.b) || o->d.a < 0 || o->d.b < 0) {
