@@ -9,6 +9,10 @@ all it needs (``sim.latencies()``, the periodic records).  Times are in
 milliseconds (columns ``*_ms``), as interbench reports them.  A per-task
 result is a table with a row per task: a pandas DataFrame indexed by pid
 when pandas is installed, else a dict of NumPy arrays ("pid" first).
+
+About 640 lines, one module: ``ps.metrics`` is the one place a user looks
+for a metric, and the periodic tasks' metrics share the others' table,
+window and percentile helpers.
 """
 import math
 
