@@ -12,7 +12,7 @@
  * a message naming the hook, the time and the task; the exception is kept
  * and raised by the binding as the cause of a PolicyError.
  *
- * Ctrl-C (pysched.policy's SIGINT handler, installed for a run, asks
+ * Ctrl-C (pysched.policy.base's SIGINT handler, installed for a run, asks
  * Context.sigint what to do): while no hook runs, KeyboardInterrupt at
  * once.  A first Ctrl-C while a hook runs lets it finish, and the step
  * fails as it returns; at a second Ctrl-C, or when the hook has not

@@ -202,7 +202,7 @@ static PyObject *Context_sigint(Context *c, PyObject *noargs) {
 }
 
 /* interrupt_hook(thread): the grace period after a first Ctrl-C is over
- * (pysched.policy's timer, in another thread).  If the hook it came in
+ * (pysched.policy.base's timer, in another thread).  If the hook it came in
  * still runs, send thread (the main thread, where it runs: its ident) a
  * SIGINT, which ends a blocking call there and makes the handler raise
  * inside the hook.  The check and the signal are made holding the GIL, so
