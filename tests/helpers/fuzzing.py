@@ -1,4 +1,4 @@
-"""What the input fuzzers (tests/traces/fuzz_trace.py,
+"""What the input fuzzers (tests/trace/fuzz_trace.py,
 tests/workloads/fuzz_rtapp.py) share: the verdict on one input."""
 import faulthandler
 import resource

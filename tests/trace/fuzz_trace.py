@@ -21,10 +21,10 @@ file, the reproducer printed, and the exit status is 1.  The input being
 tried is always in <out>/fuzz_trace_current (.txt or .txt.gz), so that a
 crash leaves it behind.
 
-    python tests/traces/fuzz_trace.py --minutes 10 --seed 1
-    python tests/traces/fuzz_trace.py --replay FILE     # one input, with its traceback
+    python tests/trace/fuzz_trace.py --minutes 10 --seed 1
+    python tests/trace/fuzz_trace.py --replay FILE     # one input, with its traceback
 
-tests/traces/test_trace.py runs a few hundred inputs of it in every test run."""
+tests/trace/test_trace.py runs a few hundred inputs of it in every test run."""
 import argparse
 import faulthandler
 import gzip
@@ -266,7 +266,7 @@ def run(seconds, seed, out, limit_s=10.0, max_rss=2048, iterations=None, verbose
             kept = write(os.path.join(out, f"fuzz_trace_finding_{seed}_{n}"), data, is_gzip)
             findings.append((kept, run_seed, problem))
             print(f"FINDING (input {n}, from {name}): {problem}\n  reproduce: python "
-                  f"tests/traces/fuzz_trace.py --replay {kept} --replay-seed {run_seed}", flush=True)
+                  f"tests/trace/fuzz_trace.py --replay {kept} --replay-seed {run_seed}", flush=True)
             if peak_rss_mib() > max_rss:
                 break
             continue
