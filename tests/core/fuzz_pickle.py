@@ -104,15 +104,15 @@ def main(argv=None):
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mutations", type=int, default=50, help="mutations of each state")
-    ap.add_argument("--trace", action="store_true",
-                    help="name each state on stderr before it runs: a sanitizer's abort ends the "
-                         "process before a finding can be printed, and the last name reproduces it")
+    ap.add_argument("-v", action="store_true",
+                    help="print each state's seed before it runs (a sanitizer's abort ends the "
+                         "process before a finding is printed)")
     a = ap.parse_args(argv)
     end = time.monotonic() + 60 * a.minutes
     n = loaded = 0
     while time.monotonic() < end:
         seed = a.seed * 10**9 + n
-        if a.trace:
+        if a.v:
             print(f"state {seed}: one({seed}, {a.mutations})", file=sys.stderr, flush=True)
         try:
             loaded += one(seed, a.mutations)
