@@ -1,6 +1,6 @@
 /* What the engine's files (engine.c, run.c, scan.c, ticks_fast.c, and
- * syscall.c and snapshot.c) share, and a policy never sees: policy_lib.h
- * does not include this header. */
+ * syscall.c, snapshot.c and snapshot_check.c) share, and a policy never
+ * sees: policy_lib.h does not include this header. */
 #ifndef PS_ENGINE_PRIVATE_H
 #define PS_ENGINE_PRIVATE_H
 #include "engine_internal.h"

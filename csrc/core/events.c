@@ -1,4 +1,5 @@
 #include "events.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +220,8 @@ const psEvt *psu_evq_top_slow(psEvq *q) {
     if (!q->sorted) {
       bucket_sort(b);
       q->sorted = 1;
-      q->nsorted++;
+      /* a count, stopping where the engine's stop (PS_COUNT_MAX, trace.h) */
+      if (q->nsorted < PS_COUNT_MAX) q->nsorted++;
     }
     q->cur = b;
     w = &b->e[b->n - 1];

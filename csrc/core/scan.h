@@ -72,11 +72,11 @@ __attribute__((always_inline)) static inline psDue next_due(const psModel *m, ps
 #ifdef PS_SCAN_X86
   if (m->ncpu >= 16 && m->fast_paths & PS_FAST_SCAN) {
     if (__builtin_cpu_supports("avx512f")) {
-      ps_fast(d)->wide_scans++;
+      ps_count_up(&ps_fast(d)->wide_scans);
       return next_due_avx512(m, d);
     }
     if (__builtin_cpu_supports("avx2")) {
-      ps_fast(d)->wide_scans++;
+      ps_count_up(&ps_fast(d)->wide_scans);
       return next_due_avx2(m, d);
     }
   }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "engine_private.h"
 #include "snapshot_check.h"
 
 static int index_ok(int32_t i, int32_t n) { return i >= -1 && i < n; }
@@ -227,6 +227,10 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
       BAD("exited record %lld", (long long)k);
   }
   if (!count_ok(d->nr_forks) || !count_ok(d->nr_exits)) BAD("the fork and exit counts");
+  const psFastState *f = (const psFastState *)(const void *)d->fast;
+  if (!count_ok(f->wide_scans) || !count_ok(f->ticks_batched) || !count_ok(f->ticks_deferred) ||
+      !count_ok(d->evq.nsorted))
+    BAD("the fast paths' counts");
   for (int k = 0; k < PS_NWARN; k++)
     if (!count_ok(d->warn[k])) BAD("warning count %d", k);
   for (int32_t k = 0; k < d->nchan; k++) {

@@ -61,7 +61,7 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
   cpu->ticks += k;
   cpu->busy_ticks += k;
   d->task[cpu->curr].cpu_ticks += k;
-  f->ticks_deferred += k;
+  ps_count_add(&f->ticks_deferred, k);
 }
 
 /* At a pause: every tick up to now has fallen due. */

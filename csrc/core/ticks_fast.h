@@ -69,7 +69,7 @@ static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const
     d->task[cpu->curr].cpu_ticks += k;
   }
   d->jiffies += (uint64_t)k;
-  ps_fast(d)->ticks_batched += k * m->ncpu;
+  ps_count_add(&ps_fast(d)->ticks_batched, k * m->ncpu);
   advance_to(m, d, last);
 }
 

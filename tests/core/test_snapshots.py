@@ -707,3 +707,24 @@ def test_a_crafted_sleeper_whose_cpu_its_affinity_excludes_is_refused():
     raw[allowed:allowed + 8] = (0b10).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: pid 1 last ran on cpu 3 outside its affinity"):
         Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("field", [-8, 0, 8], ids=["wide_scans", "ticks_batched", "ticks_deferred"])
+def test_a_crafted_fast_path_count_at_the_top_of_int64_is_refused(field):
+    """What the fast paths did (sim._core.fast_path_counts()) travels in a
+    snapshot: a crafted count at INT64_MAX loaded, and the next sorted
+    wheel bucket overflowed it (found by the pickle mutator under the
+    sanitizer build).  Every such count is held to 0..2^62 as the engine's
+    others are."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.programs.interactive(1, 3))
+    sim.spawn(ps.programs.cpu_hog())
+    sim.run(seconds=0.7)
+    batched = sim._core.fast_path_counts()["batch"]
+    assert batched > 0, "ticks were batched"
+    raw = bytearray(sim._core.snapshot())
+    # psFastState: wide_scans, ticks_batched, ticks_deferred
+    i = at(raw, [batched]) + field
+    raw[i:i + 8] = (2**63 - 1).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: the fast paths' counts"):
+        Sim.restore(resealed(raw))
