@@ -6,7 +6,10 @@
  * (fair_rbtree.h), a real-time class beside them, and the hooks that do not
  * depend on the member: each member describes itself with a fair_class
  * (its enqueue/dequeue/pick/tick/preemption, as the kernel's fair.c of its
- * version), and the shared hooks call it.
+ * version), and the shared hooks call it.  The shared code is
+ * fair_common.c (arithmetic, the cfs_rq's bookkeeping), fair_hooks.c (the
+ * shared hooks, the RT class), fair_invariants.c (the invariants) and
+ * balance_fair.c (placement, balancing).
  *
  * Sources read (cited as "6.5" and "6.12" below): a CFS-era fair.c of the
  * 6.x series (gregkh/linux @ 000c9ee4: place_entity with
@@ -196,6 +199,10 @@ static inline int64_t s64_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t
 static inline int64_t s64_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
 /* ---- the cfs_rq ---- */
+/* entity_key(cfs_rq, se): v_i - min_vruntime, the key of avg_vruntime's sums */
+static inline int64_t entity_key(const fair_rq *rq, const fair_se *se) {
+  return vdiff(se->vruntime, rq->min_vruntime);
+}
 /* __enqueue_entity / __dequeue_entity: the tree, and (EEVDF) avg_vruntime's sums */
 void fair_tree_enqueue(const psModel *m, psData *d, int cpu, int32_t i);
 void fair_tree_dequeue(const psModel *m, psData *d, int cpu, int32_t i);
@@ -211,8 +218,6 @@ int fair_vruntime_eligible(const psModel *m, const psData *d, int cpu, uint64_t 
 void fair_update_min_vruntime(const psModel *m, psData *d, int cpu, int with_avg);
 /* the smallest vruntime in the tree: leftmost's (by vruntime) or the root's augment */
 int32_t fair_first(const fair_rq *rq);
-/* a fresh sched_entity for task p (__sched_fork), weight from its nice */
-void fair_se_init(psTask *p);
 /* RUN_TO_PARITY's slice protection of curr: the kernel stashes curr's
  * deadline in se->vlag when it picks it (the HACK in set_next_entity) and
  * compares later; here the copy lives in the runqueue so that vlag always
@@ -226,7 +231,9 @@ static inline void fair_set_protect(fair_rq *rq, const fair_se *se) {
   rq->protect_deadline = se->deadline;
 }
 
-/* ---- shared hooks (fair_common.c) ---- */
+/* ---- shared hooks (fair_hooks.c; fair_check is fair_invariants.c's) ---- */
+/* a fresh sched_entity for task p (__sched_fork), weight from its nice */
+void fair_se_init(psTask *p);
 void fair_init_rq(const psModel *m, psData *d, int cpu);
 int fair_task_spawn(const psModel *m, psData *d, psTask *p);
 void fair_task_fork(const psModel *m, psData *d, psTask *parent, psTask *child);

@@ -6,8 +6,9 @@
  * wakeup_granularity with next/last/skip buddies, sleepers placed at
  * min_vruntime - sched_latency / 2 (GENTLE_FAIR_SLEEPERS) and new tasks one
  * slice after it (START_DEBIT); the latency tunables scale with the log of
- * the CPU count.  What it shares with EEVDF is fair_common.c; function
- * names are fair.c's.
+ * the CPU count.  What it shares with EEVDF is fair_common.h's
+ * (fair_common.c, fair_hooks.c, fair_invariants.c); function names are
+ * fair.c's.
  *
  * Source: a 6.x CFS-era fair.c (gregkh/linux @ 000c9ee4, cited as 6.5:
  * update_curr, place_entity with entity_is_long_sleeper, enqueue_entity and

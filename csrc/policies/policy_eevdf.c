@@ -2,7 +2,8 @@
  * Deadline First over the weighted average vruntime.  One state machine for
  * 6.6 and 6.12 whose differences are parameters (the scheduler features of
  * kernel/sched/features.h and what a version honours); what it shares with
- * CFS is fair_common.c.  Function names are fair.c's.
+ * CFS is fair_common.h's (fair_common.c, fair_hooks.c, fair_invariants.c).
+ * Function names are fair.c's.
  *
  * Sources: 6.12.y's fair.c (avg_vruntime, entity_lag / update_entity_lag,
  * vruntime_eligible, pick_eevdf, update_deadline, did_preempt_short,
