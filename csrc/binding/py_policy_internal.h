@@ -51,7 +51,8 @@ typedef struct {
   int in_hook, pending, grace_sent;
   /* slot of the task the engine hands to migrate() now, -1 otherwise: the
    * one running task whose cpu a policy may set (a prev whose affinity
-   * changed while it ran is moved in schedule(), still current) */
+   * changed while it ran is moved in schedule(), preempted but still
+   * current: syscall.c, do_affinity) */
   int32_t moving;
 } Context;
 

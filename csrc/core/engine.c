@@ -463,8 +463,8 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "cpu %d runs pid %d in state %d", c, cur->pid, cur->state);
       return -1;
     }
-    /* a task whose affinity changed while it ran moves at its next switch
-     * (migrate_to), and may run outside its mask until then */
+    /* a task whose affinity changed while it ran moves as it next switches
+     * out (migrate_to), and may run outside its mask until then */
     if (cur->cpu != c || (!(cur->cpus_allowed >> c & 1) && cur->migrate_to < 0)) {
       snprintf(err, errlen, "pid %d runs on cpu %d outside its affinity or its cpu field", cur->pid, c);
       return -1;
@@ -498,6 +498,17 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
     if (t->migrate_to >= 0 && (d->cpu[t->cpu].curr != i || !(t->cpus_allowed >> t->migrate_to & 1))) {
       snprintf(err, errlen, "pid %d is to move to cpu %d, but it is not current on cpu %d or may "
                "not run there", t->pid, t->migrate_to, t->cpu);
+      return -1;
+    }
+    /* ... and, but where the kernel has no migration thread (2.4.20), in
+     * the same instant's process context: a program's op reschedules its
+     * CPU before the task runs on, a call from Python moves the task
+     * before it returns (syscall.c, do_affinity) -- none is ever seen
+     * between instants or calls */
+    if (t->migrate_to >= 0 && !m->policy->no_migration_thread) {
+      snprintf(err, errlen, "pid %d is to move to cpu %d from cpu %d, but under %s "
+               "set_cpus_allowed moves a running task before it returns", t->pid, t->migrate_to,
+               t->cpu, m->policy->name);
       return -1;
     }
     char why[PS_ERRLEN];

@@ -32,6 +32,11 @@ static inline psFastState *ps_fast(psData *d) { return (psFastState *)(void *)d-
 void ps_catch_up_ticks(const psModel *m, psData *d, int c);
 /* After a migrate hook: it moved p to dest, or the step fails (run.c). */
 void ps_migrated(const psModel *m, psData *d, const psTask *p, int dest);
+/* set_cpus_allowed's migration thread (2.5) or stopper (6.x) on CPU c,
+ * between runs: c's running task, charged its time up to now, is
+ * preempted and its CPU reschedules, moving it to its migrate_to (run.c,
+ * schedule). */
+void ps_migrate_now(const psModel *m, psData *d, int c);
 
 /* Push one record into ring r of d, as the model's recording options say
  * (engine.c); `what` names the buffer in the error of a full one. */

@@ -163,6 +163,13 @@ int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen) {
   /* fork targets may be programs added after this one (a program that
    * forks itself, or a batch): the interpreter checks them when it forks */
   if (psu_program_check(ops, n, 1 << 20, m->nchan, err, errlen)) return -1;
+  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+  for (int i = 0; i < n; i++)
+    if (ops[i].kind == PS_OP_AFFINITY && (psu_op_mask(&ops[i]) & ~all)) {
+      snprintf(err, errlen, "op %d: set_affinity names cpu %d; this machine has cpus 0..%d", i,
+               63 - __builtin_clzll(psu_op_mask(&ops[i])), m->ncpu - 1);
+      return -1;
+    }
   if (m->nops + n > m->cap_ops) {
     int32_t cap = m->cap_ops ? m->cap_ops : 64;
     while (cap < m->nops + n) cap *= 2;

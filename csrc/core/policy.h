@@ -213,8 +213,13 @@ typedef struct psHooks {
 
   /* set_cpus_allowed: move p, which is not running, to CPU dest (p is
    * on_rq: to dest's runqueue, with a preemption check; p sleeps: it will
-   * wake there).  Default: on_rq, deactivate then wakeup on dest; asleep,
-   * p->cpu = dest. */
+   * wake there).  A task that was running when its affinity changed is
+   * handed over as the migration thread (2.5) or stopper (6.x) has
+   * preempted it: inside schedule() of its CPU, after put_prev and before
+   * pick_next, still that CPU's current task, on_rq -- within the
+   * set_affinity call from Python, before a program runs on after its own
+   * affinity op (2.4.20: as its CPU next schedules).  Default: on_rq,
+   * deactivate then wakeup on dest; asleep, p->cpu = dest. */
   void (*migrate)(const psModel *m, psData *d, psTask *p, int dest);
 
   /* The queued tasks of `cpu` in the order schedule() would consider them,
@@ -281,6 +286,17 @@ struct psPolicy {
    * batching only when no CPU has anything due.  0: never.
    * PS_TICK_BATCH_TRUSTED (2): so, and tick_batch takes apply=2 (above). */
   int tick_batch_local;
+  /* 1 when the kernel has no migration thread: set_affinity of a running
+   * task leaves it running, outside its new mask, until its CPU next
+   * schedules (migrate_to), which the engine asks for at once and which
+   * happens as the run resumes, at the same instant -- 2.4.20, whose
+   * sched.c has no set_cpus_allowed: code that changes its own affinity
+   * writes current->cpus_allowed and calls schedule() until it is on an
+   * allowed CPU (kernel/softirq.c ksoftirqd: `while (smp_processor_id()
+   * != cpu) schedule();`).  0 (2.5 and later, every Python policy):
+   * set_cpus_allowed preempts the running task and moves it before it
+   * returns (syscall.c, do_affinity). */
+  int no_migration_thread;
 };
 
 /* The registry (registry.c): presets of every policy, in order. */

@@ -75,6 +75,12 @@ int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, i
           return -1;
         }
         break;
+      case PS_OP_AFFINITY:
+        if (!psu_op_mask(o)) {
+          snprintf(err, errlen, "op %d: set_affinity to no CPU", i);
+          return -1;
+        }
+        break;
       default:
         snprintf(err, errlen, "op %d: unknown op code %d", i, o->kind);
         return -1;

@@ -46,6 +46,8 @@ enum {
                           the frame starts; no sleep */
   PS_OP_TIMER = 14,    /* rt-app's timer: sleep to the task's reference + arg us; arg2 1:
                           relative (a late task restarts the reference from now) */
+  PS_OP_AFFINITY = 15, /* sched_setaffinity on itself: arg, arg2 the low and high 32 bits of
+                          cpus_allowed */
   PS_NOPS
 };
 
@@ -94,7 +96,7 @@ enum {
   PS_SYS_YIELD,
   PS_SYS_NICE,         /* arg: nice */
   PS_SYS_SETSCHED,     /* arg: PS_SCHED_*, arg2: rt_priority */
-  PS_SYS_AFFINITY,     /* mask: cpus_allowed (from Python only) */
+  PS_SYS_AFFINITY,     /* mask: cpus_allowed */
   PS_SYS_PERIODIC,     /* ns: the work (drawn as a call begins), arg: interval us, arg2: advance us */
   PS_SYS_FRAME,        /* ns: the work, arg: deadline us */
   PS_SYS_TIMER,        /* arg: period us, arg2: relative */
@@ -149,6 +151,11 @@ static inline void psu_loop_end(psProgState *s, const psOp *o) {
   s->pc++;
 }
 
+/* An affinity op's cpus_allowed, from its two 32-bit halves. */
+static inline uint64_t psu_op_mask(const psOp *o) {
+  return (uint64_t)(uint32_t)o->arg | (uint64_t)(uint32_t)o->arg2 << 32;
+}
+
 static inline psSyscall psu_program_next(const psOp *ops, const psProgram *prog, psProgState *s,
                                          psRng *rng) {
   psSyscall r = {PS_SYS_NONE, 0, 0, 0, 0};
@@ -201,6 +208,11 @@ static inline psSyscall psu_program_next(const psOp *ops, const psProgram *prog,
       r.kind = PS_SYS_SETSCHED;
       r.arg = o->arg;
       r.arg2 = o->arg2;
+      s->pc++;
+      break;
+    case PS_OP_AFFINITY:
+      r.kind = PS_SYS_AFFINITY;
+      r.mask = psu_op_mask(o);
       s->pc++;
       break;
     default:

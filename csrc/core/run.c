@@ -165,7 +165,11 @@ static void schedule(const psModel *m, psData *d, int c) {
     prev->on_rq = 0;
   }
   if (prev->migrate_to >= 0) {
-    /* its affinity changed while it ran: the migration thread moves it now */
+    /* its affinity changed while it ran: it is moved as it leaves the CPU,
+     * while it is not running (the migrate hook's contract) -- by the
+     * migration thread or stopper that preempted it (ps_migrate_now), by
+     * the program's own op as its CPU reschedules at once, or, under a
+     * kernel with no migration thread (2.4.20), by the CPU's schedule() */
     int dest = prev->migrate_to;
     prev->migrate_to = -1;
     if (prev->exit_ns < 0) {
@@ -262,6 +266,15 @@ static void deliver_event(const psModel *m, psData *d, psEvt e) {
   }
 }
 
+/* When CPU c's running task's burst ends, INT64_MAX when it idles. */
+static void set_burst_end(psData *d, int c) {
+  const psCpu *cpu = &d->cpu[c];
+  const psTask *cur = &d->task[cpu->curr];
+  int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
+                                                             : cpu->overhead_until_ns;
+  d->burst_end_ns[c] = cur->is_idle ? INT64_MAX : from + cur->burst_left_ns;
+}
+
 /* Process context of CPU c: it reschedules if asked and its task runs its
  * program, until it runs a task with CPU work left or idles. */
 static void settle(const psModel *m, psData *d, int c) {
@@ -276,10 +289,19 @@ static void settle(const psModel *m, psData *d, int c) {
     if (cur->is_idle || cur->burst_left_ns > 0 || d->failed) break;
     ps_run_program(m, d, cpu->curr);
   }
-  const psTask *cur = &d->task[cpu->curr];
-  int64_t from = cpu->run_since_ns > cpu->overhead_until_ns ? cpu->run_since_ns
-                                                             : cpu->overhead_until_ns;
-  d->burst_end_ns[c] = cur->is_idle ? INT64_MAX : from + cur->burst_left_ns;
+  set_burst_end(d, c);
+}
+
+void ps_migrate_now(const psModel *m, psData *d, int c) {
+  psCpu *cpu = &d->cpu[c];
+  ps_catch_up(m, d, c);
+  ps_fast(d)->cpus_fresh |= 1ULL << c;
+  /* the running task's time up to the call is charged to it */
+  if (cpu->run_since_ns != d->now_ns) sync_cpu(d, c, d->now_ns);
+  schedule(m, d, c);
+  /* a task switched to with no burst left has its end now: a run settles
+   * every CPU first (ps_run_until), running its program at this instant */
+  set_burst_end(d, c);
 }
 
 _Static_assert(PS_MAX_CPUS <= 64, "cpus_due holds one bit per CPU");

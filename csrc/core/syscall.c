@@ -244,13 +244,29 @@ static void do_exit(const psModel *m, psData *d, psTask *p) {
   ps_resched_cpu(d, p->cpu);
 }
 
+/* set_cpus_allowed (2.5.65 kernel/sched.c; 6.x kernel/sched/core.c
+ * __set_cpus_allowed_ptr_locked, affine_move_task).  A task whose CPU stays
+ * allowed stays.  One queued or asleep moves at once: 2.5's `if
+ * (!p->array && !task_running(rq, p)) set_task_cpu(...)` for a sleeper and
+ * its migration thread for a queued one, 6.x's move_queued_task.  The
+ * running one is preempted and moved while it is not running, as it
+ * leaves its CPU: migrate_to says where (run.c, schedule), and the CPU
+ * reschedules now -- from a program (an op on itself) before it runs
+ * another op, from Python inside the call (ps_syscall_from_python). */
 static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
   t->cpus_allowed = mask;
   if (t->cpus_allowed >> t->cpu & 1) {
     t->migrate_to = -1;
     return;
   }
-  /* set_cpus_allowed: to the lowest allowed CPU */
+  /* the lowest allowed CPU: 2.5.6x's migration_thread, `cpu_dest =
+   * __ffs(p->cpus_allowed & cpu_online_map)` (as of 2.5.64, quoted on LKML
+   * 16 Mar 2003, "cpumask strategy"; later first_cpu, the same).  6.x
+   * takes cpumask_any_and_distribute(cpu_valid_mask, new_mask), a
+   * round-robin from a per-CPU cursor of the calling CPU (lib/cpumask.c,
+   * distribute_cpu_mask_prev) that RT and deadline pushes share; neither
+   * the calling CPU nor that cursor is modelled, so 6.x presets take the
+   * lowest too (docs/guide/workloads.md, "Affinity"). */
   int dest = __builtin_ctzll(t->cpus_allowed);
   if (d->cpu[t->cpu].curr == ps_index(d, t)) {
     t->migrate_to = dest;
@@ -318,9 +334,18 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
       if (rc && p->state != PS_TASK_RUNNING) ps_resched_cpu(d, p->cpu);
       return rc;
     }
-    default: /* PS_SYS_AFFINITY */
+    default: { /* PS_SYS_AFFINITY: an op on itself, or a call from Python */
+      /* ps_add_program keeps an op's mask within the machine, and so does
+       * ps_syscall_from_python; a snapshot's crafted op is refused here */
+      uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+      if (sc->mask & ~all) {
+        ps_fail(d, "pid %d: set_affinity to cpus 0x%llx, outside this machine's cpus 0..%d",
+                p->pid, (unsigned long long)sc->mask, m->ncpu - 1);
+        return -1;
+      }
       do_affinity(m, d, p, sc->mask);
       return 0;
+    }
   }
 }
 
@@ -426,5 +451,25 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
       snprintf(err, errlen, "syscall %d cannot be made from Python", sc->kind);
       return -1;
   }
-  return dispatch(m, d, ps_index(d, t), &req) < 0 ? -1 : 0;
+  if (dispatch(m, d, ps_index(d, t), &req) < 0) return -1;
+  if (req.kind == PS_SYS_AFFINITY && t->migrate_to >= 0 && !m->policy->no_migration_thread) {
+    /* set_cpus_allowed returns once the task has moved.  2.5.65: it
+     * queues a migration_req_t, wake_up_process(rq->migration_thread),
+     * wait_for_completion(&req.done); the migration thread, SCHED_FIFO at
+     * the top priority, preempts the task and, in migration_thread
+     * itself, set_task_cpu()s it and deactivate_task / activate_task it
+     * onto the destination's runqueue, resched_task() there if it beats
+     * that CPU's current (2.6's move_task_away, then __migrate_task, do
+     * the same).  6.x: affine_move_task's
+     * stop_one_cpu_nowait(cpu_of(rq), migration_cpu_stop, ...) and
+     * wait_for_completion(&pending->done); the stopper preempts it and
+     * __migrate_task -> move_queued_task moves it, with wakeup_preempt on
+     * the destination.  Here the task's CPU reschedules within the call:
+     * the task is charged its time up to now, counted an involuntary
+     * switch and a migration, and is queued on its destination, whose
+     * preemption check (the migrate hook) has asked it to reschedule if
+     * it should; that CPU switches as the run resumes, at this instant. */
+    ps_migrate_now(m, d, t->cpu);
+  }
+  return 0;
 }

@@ -335,6 +335,7 @@ const psPolicy ps_policy_linux24 = {
     .headline = l24_headline,
     .queue_columns = l24_queue_columns,
     .nqueue_columns = PS_NELEM(l24_queue_columns),
+    .no_migration_thread = 1,
     .hooks = {
         .init_rq = init_rq_linux24,
         .task_spawn = task_spawn_linux24,

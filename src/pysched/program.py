@@ -17,7 +17,8 @@ from ._checks import check_int as _check_int
 
 # op codes of csrc/program.h
 (RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED, PERIODIC, FRAME,
- TIMER) = range(15)
+ TIMER, AFFINITY) = range(16)
+MAX_CPUS = 64
 
 POLICIES = {"normal": 0, "fifo": 1, "rr": 2}
 MAX_LOOP_DEPTH = 8
@@ -165,6 +166,27 @@ class Program:
         rt_priority = _check_rt_priority(policy, rt_priority)
         return self._op(SETSCHED, POLICIES[policy], rt_priority)
 
+    def set_affinity(self, cpus):
+        """sched_setaffinity on itself: the CPUs (a non-empty list of CPU
+        numbers) it may run on from now.  If the one it runs on is not
+        among them, it is preempted and moved to the lowest of them before
+        its next op (2.5's migration thread, 6.x's stopper); under
+        linux-2.4.20, which has neither, as its CPU next schedules, which is
+        at once.  A CPU the simulator lacks is refused when the program is
+        spawned."""
+        if isinstance(cpus, (str, bytes)) or not hasattr(cpus, "__iter__"):
+            raise TypeError(f"set_affinity needs a list of CPU numbers, not {cpus!r}")
+        mask = 0
+        for c in cpus:
+            mask |= 1 << _check_int("cpu in set_affinity", c, 0, MAX_CPUS - 1)
+        if not mask:
+            raise ValueError("set_affinity to no CPU: a task needs at least one")
+
+        def int32(x):  # the op's two 32-bit halves, as the core's int32 fields
+            return x - (1 << 32) if x >= 1 << 31 else x
+
+        return self._op(AFFINITY, int32(mask & 0xFFFFFFFF), int32(mask >> 32))
+
     def check_closed(self):
         if self._open:
             raise ValueError(f"the loop() opened at op {self._open[-1]} has no end()")
@@ -174,5 +196,5 @@ class Program:
 
     def __repr__(self):
         names = ("run sleep io wait post loop end fork exit yield nice setscheduler periodic frame "
-                 "timer").split()
+                 "timer set_affinity").split()
         return "Program(" + ", ".join(names[op[0]] for op in self.ops) + ")"

@@ -76,7 +76,7 @@ class Episode:
                          "affinity", "param", "source", "post", "twin", "read", "export",
                          "check"])
         if what == "spawn":
-            prog = program(r)
+            prog = program(r, self.cpus)
             kw = dict(nice=wrong_or_right(r, r.randint(-20, 19), [-21, 20, 3.5]),
                       cpu=wrong_or_right(r, r.choice([None, r.randrange(self.cpus)]),
                                          [self.cpus, -1]))

@@ -357,6 +357,8 @@ ENTRY_POINTS = [
     ("program.Program.nice", "int", lambda I: spawned(Program().nice(I(-4)).run(ms=5))),
     ("program.Program.setscheduler", "int",
      lambda I: spawned(Program().setscheduler("rr", I(3)).run(ms=5))),
+    ("program.Program.set_affinity", "int",
+     lambda I: spawned(Program().set_affinity([I(0)]).run(ms=5))),
     ("dist.const", "number", lambda I: ps.const(I(3))),
     ("dist.uniform", "number", lambda I: ps.uniform(I(1), I(3))),
     ("dist.exponential", "number", lambda I: ps.exponential(I(3))),

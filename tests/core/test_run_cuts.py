@@ -1,8 +1,9 @@
 """Results never depend on how a run was cut.  A seeded random workload --
 any built-in preset, 1-8 CPUs, HZ 100/250/1000, ticks together or
 staggered, programs that compute, sleep, do I/O, wait and post on channels,
-fork children that exit, yield and renice themselves, device sources, and
-syscalls from Python between steps -- is driven three ways: one run() per
+fork children that exit, yield, renice themselves and change their own
+affinity, device sources, and syscalls from Python between steps (a
+set_affinity that moves a running task within the call among them) -- is driven three ways: one run() per
 stretch between syscalls, the same stretches cut in random chunks, and
 every tick stepped alone.  The three must agree on every output, event for
 event.
@@ -38,14 +39,14 @@ def child_program(r):
     return prog.exit()
 
 
-def program(r):
+def program(r, cpus):
     """A loop of 2-6 random ops and a run; a task whose loop ends may fork
     children that exit (at most 6 tasks x 30 rounds x 2 ops x 3 children)."""
     times = r.choice([None, None, r.randint(2, 30)])
     prog = Program().loop(times)
     for _ in range(r.randint(2, 6)):
         op = r.choice(["run", "run", "run", "sleep", "io", "wait", "post",
-                       "fork" if times else "run", "yield", "nice"])
+                       "fork" if times else "run", "yield", "nice", "affinity"])
         if op in ("run", "sleep", "io"):
             getattr(prog, op)(**duration(r))
         elif op == "wait":
@@ -56,6 +57,9 @@ def program(r):
             prog.fork(child_program(r), r.randint(1, 3)).run(**duration(r))
         elif op == "yield":
             prog.yield_()
+        elif op == "affinity":
+            mask = r.randrange(1, 1 << cpus)
+            prog.set_affinity([c for c in range(cpus) if mask >> c & 1])
         else:
             prog.nice(r.randint(-5, 10))
     return prog.run(**duration(r)).end()
@@ -71,7 +75,7 @@ def case(seed, **options):
     hz = r.choice([None, 100, 250, 1000])
     stagger = cpus > 1 and r.random() < 0.2
     ticks = r.randint(200, 1200)
-    tasks = [(program(r), r.randint(-10, 10),
+    tasks = [(program(r, cpus), r.randint(-10, 10),
               r.randrange(cpus) if r.random() < 0.3 else None) for _ in range(r.randint(1, 6))]
     sources = [(r.choice("ab"), r.choice([3, 7, 20])) for _ in range(r.randint(0, 2))]
     calls = sorted((r.randrange(1, ticks), r.choice(["renice", "affinity", "rt", "post"]),
@@ -107,14 +111,23 @@ def syscall(sim, what, pid, mask, value):
     return None
 
 
-def drive(build, ticks, calls, advance):
+def moves_running(sim, what, pid, mask, value):
+    """The call is a set_affinity that moves a running task off its CPU."""
+    on = [c for c in range(sim.cpus) if sim.runqueue(c)["curr"] == pid]
+    return what == "affinity" and bool(on) and not mask >> on[0] & 1
+
+
+def drive(build, ticks, calls, advance, seen=None):
     """Run the workload to `ticks`, making each call at its tick; advance(sim,
-    n) moves the simulator n ticks on however it likes."""
+    n) moves the simulator n ticks on however it likes.  seen: a list that
+    gets one bool per call, whether it moves a running task."""
     sim = build()
     said = []
     for at, *call in calls + [(ticks, None)]:
         advance(sim, at - sim.jiffies)
         if call[0] is not None:
+            if seen is not None:
+                seen.append(moves_running(sim, *call))
             said.append(syscall(sim, *call))
     return sim, said
 
@@ -175,3 +188,15 @@ def test_a_parent_that_forks_and_computes_runs_the_same_stepped(preset, cpus):
             runs.append((sim.stats().tobytes(), sim.events().tobytes(), sim.counters()))
     assert sim.counters()["exits"] > 100
     assert runs[:3] == runs[3:]
+
+
+def test_the_random_calls_move_running_tasks():
+    """The workloads above exercise set_affinity of a running task, which
+    moves it inside the call (2.5 and 6.x) or at its CPU's next schedule
+    (2.4.20)."""
+    seen = []
+    for seed in range(300):
+        build, ticks, calls = case(seed)
+        if any(c[1] == "affinity" for c in calls):
+            drive(build, ticks, calls, whole, seen)
+    assert sum(seen) >= 10, f"{sum(seen)} of {len(seen)} calls moved a running task"

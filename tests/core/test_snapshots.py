@@ -651,15 +651,17 @@ def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may
     """migrate_to is set only on the task current on its CPU, to a CPU its
     affinity allows, and cleared as it leaves: a crafted affinity that no
     longer allowed the pending move loaded, and the task was later picked on
-    a CPU its affinity excluded (found by the pickle mutator)."""
-    sim = ps.Simulator("linux-6.6-eevdf", cpus=4)
+    a CPU its affinity excluded (found by the pickle mutator).  2.4.20's is
+    the only preset that leaves a move pending between calls: it has no
+    migration thread."""
+    sim = ps.Simulator("linux-2.4.20", cpus=4)
     for name in ("a", "b", "c"):
         sim.spawn(ps.programs.cpu_hog(), name=name, cpus_allowed=[0])
     sim.run(seconds=0.01)
     running = next(name for name in ("a", "b", "c")
                    if sim.runqueue(0)["curr"] == sim.task(name).pid)
     waiting = next(name for name in ("a", "b", "c") if name != running)
-    sim.set_affinity(running, [2, 3])  # moves to CPU 2 as it next leaves CPU 0
+    sim.set_affinity(running, [2, 3])  # moves to CPU 2 as CPU 0 next schedules
     raw = bytearray(sim._core.snapshot())
     # psTask: the name at 12, cpus_allowed at 80, migrate_to at 88
     cur, other = raw.index(running.encode() + b"\0") - 12, raw.index(waiting.encode() + b"\0") - 12
@@ -673,6 +675,23 @@ def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may
         with pytest.raises(ValueError, match=r"damaged: pid \d is to move to cpu [12], but it is "
                                              r"not current on cpu 0 or may not run there"):
             Sim.restore(resealed(crafted))
+
+
+@pytest.mark.parametrize("preset", ["linux-2.5.65", "linux-6.6-eevdf"])
+def test_a_crafted_move_left_pending_under_a_migration_thread_is_refused(preset):
+    """Where set_cpus_allowed has a migration thread (2.5) or stopper (6.x),
+    a running task is moved before the call returns: no state between
+    calls holds a pending move.  One crafted into a snapshot is refused."""
+    sim = ps.Simulator(preset, cpus=2)
+    sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
+    sim.run(seconds=0.01)
+    raw = bytearray(sim._core.snapshot())
+    cur = raw.index(b"pinned\0") - 12  # psTask: the name at 12, migrate_to at 88
+    assert int.from_bytes(raw[cur + 88:cur + 92], "little") == 2**32 - 1, "psTask's layout moved"
+    raw[cur + 80:cur + 92] = (0b10).to_bytes(8, "little") + (1).to_bytes(4, "little")
+    with pytest.raises(ValueError, match=r"damaged: pid 1 is to move to cpu 1 from cpu 0, but "
+                                         r"under \w+ set_cpus_allowed moves a running task"):
+        Sim.restore(resealed(raw))
 
 
 @pytest.mark.parametrize("preset, max_prio", [("linux-2.5.65", 140), ("houston-2003", 180)])

@@ -48,7 +48,10 @@ Tasks reach the hooks as ``Task`` views: every field by name (``pid``,
 the class's ``task_fields``), plus ``running``, ``is_idle`` and ``name``.
 A policy sets ``prio``, ``static_prio``, ``time_slice``, ``cpu`` (of a
 task that is not running, or in ``migrate`` of the task it is handed,
-which may be the running one) and its own fields; the rest is the
+which may be the running one: ``set_affinity`` of a running task preempts
+it and hands it to ``migrate`` from its CPU's ``schedule()``, after
+``put_prev`` and before ``pick_next``, before the call returns) and its own
+fields; the rest is the
 engine's.  Setting ``cpu`` to another CPU is a migration: the engine counts
 it (``nr_migrations``) and logs it.  ``log_event`` logs the policy's own
 events (prio, expire ...).  Keep pids, not views, in the policy's state:

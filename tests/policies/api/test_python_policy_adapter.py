@@ -71,16 +71,29 @@ class Moving(Fifo):
 
 
 def test_migrate_may_move_the_running_task_the_engine_hands_it():
-    # a running task whose affinity excludes its CPU is moved at its next
-    # schedule(), while it is still that CPU's current task: before, the
-    # adapter refused its cpu write ("it is running") and the step failed
-    sim = ps.Simulator(Moving, cpus=2, record="events")
+    # a running task whose affinity excludes its CPU is preempted and
+    # handed to migrate() from its CPU's schedule(), while it is still that
+    # CPU's current task, before set_affinity returns: before, the adapter
+    # refused its cpu write ("it is running") and the step failed
+    seen = []
+
+    class Watching(Moving):
+        name = "adapter-watching"
+
+        def migrate(self, p, dest):
+            seen.append((p.pid, p.cpu, dest, p.on_rq, self.curr(p.cpu).pid))
+            super().migrate(p, dest)
+
+    sim = ps.Simulator(Watching, cpus=2, record="events")
     a = sim.spawn(ps.programs.cpu_hog(), cpu=0)
     sim.step(1)
     sim.set_affinity(a, [1])
+    assert seen == [(a, 0, 1, 1, a)]
+    assert sim.task(a).cpu == 1 and sim.task(a).nr_migrations == 1 and sim.task(a).nivcsw == 1
+    assert sim.runqueue(0)["curr"] == 0 and sim.runqueue(1)["curr"] == 0  # CPU 1 switches next
+    sim.check()
     sim.step(1)
-    assert sim.runqueue(1)["curr"] == a and sim.runqueue(0)["curr"] == 0
-    assert sim.task(a).cpu == 1 and sim.task(a).nr_migrations == 1
+    assert sim.runqueue(1)["curr"] == a
     sim.check()
 
 
