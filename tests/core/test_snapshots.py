@@ -655,15 +655,16 @@ def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may
     the only preset that leaves a move pending between calls: it has no
     migration thread."""
     sim = ps.Simulator("linux-2.4.20", cpus=4)
-    for name in ("a", "b", "c"):
+    for name in ("hog-a", "hog-b", "hog-c"):
         sim.spawn(ps.programs.cpu_hog(), name=name, cpus_allowed=[0])
     sim.run(seconds=0.01)
-    running = next(name for name in ("a", "b", "c")
+    running = next(name for name in ("hog-a", "hog-b", "hog-c")
                    if sim.runqueue(0)["curr"] == sim.task(name).pid)
-    waiting = next(name for name in ("a", "b", "c") if name != running)
+    waiting = next(name for name in ("hog-a", "hog-b", "hog-c") if name != running)
     sim.set_affinity(running, [2, 3])  # moves to CPU 2 as CPU 0 next schedules
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, cpus_allowed at 80, migrate_to at 88
+    # psTask: the name at 12 (names no other string of the snapshot holds),
+    # cpus_allowed at 80, migrate_to at 88
     cur, other = raw.index(running.encode() + b"\0") - 12, raw.index(waiting.encode() + b"\0") - 12
     assert int.from_bytes(raw[cur + 88:cur + 92], "little") == 2, "psTask's layout moved"
     Sim.restore(resealed(raw)).check()
@@ -700,10 +701,10 @@ def test_a_crafted_static_prio_that_does_not_follow_nice_is_refused(preset, max_
     loaded for a SCHED_RR task and overflowed Houston's timeslice by
     static_prio (found by the pickle mutator under the sanitizer build)."""
     sim = ps.Simulator(preset)
-    sim.spawn(ps.programs.cpu_hog(), name="rr", policy="rr", rt_priority=5, nice=3)
+    sim.spawn(ps.programs.cpu_hog(), name="rr-task", policy="rr", rt_priority=5, nice=3)
     sim.run(seconds=0.01)
     raw = bytearray(sim._core.snapshot())
-    static = raw.index(b"rr\0") - 12 + 60  # psTask: the name at 12, static_prio at 60
+    static = raw.index(b"rr-task\0") - 12 + 60  # psTask: the name at 12, static_prio at 60
     assert int.from_bytes(raw[static:static + 4], "little") == max_prio - 17, "psTask's layout moved"
     raw[static:static + 4] = (2**30 + 163).to_bytes(4, "little")
     with pytest.raises(ValueError, match=rf"damaged: pid 1: static_prio {2**30 + 163}, prio \d+: "
