@@ -287,7 +287,7 @@ int ps_source_schedule(const psModel *m, psData *d, int s) {
     t = (st->fired ? d->now_ns : def->start_ns) + (int64_t)(gap + 0.5);
   }
   if (t < d->now_ns) t = d->now_ns;
-  psEvt e = {t, PS_EV_SOURCE, s, s, 0};
+  psEvt e = {.time_ns = t, .rank = s, .cls = PS_EV_SOURCE, .key = s};
   return psu_evq_push(&d->evq, e);
 }
 

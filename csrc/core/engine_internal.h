@@ -52,13 +52,32 @@ static inline void ps_count_action(psData *d) {
 
 /* Queue task p's I/O completion at t. */
 static inline void ps_push_io(psData *d, int64_t t, const psTask *p) {
-  psEvt e = {t, PS_EV_IO, ps_index(d, p), p->pid, 0};
+  psEvt e = {.time_ns = t, .rank = p->pid, .cls = PS_EV_IO, .key = ps_index(d, p)};
   if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
 }
-/* Queue task p's timer at jiffy j (inline: every sleep queues one).  The
- * queue's buckets are one tick wide: the timer's slot is j. */
+/* The next timer's arming sequence number; the step fails when they have
+ * run out (2^46: ten thousand tasks sleeping every jiffy at HZ=1000 for
+ * 220 simulated years). */
+static inline int64_t ps_timer_seq(psData *d) {
+  if (__builtin_expect(d->timer_seq >= PS_TIMER_SEQ_MAX, 0)) {
+    ps_fail(d, "timer_seq=%lld: the timers' sequence numbers have run out (at most %lld)",
+            (long long)d->timer_seq, (long long)PS_TIMER_SEQ_MAX);
+    return PS_TIMER_SEQ_MAX;
+  }
+  return ++d->timer_seq;
+}
+/* Queue task p's jiffy timer at jiffy j, armed now from process context
+ * (inline: every sleep queues one), ranked as the timer wheel runs it
+ * (events.h, psu_timer_rank): the wheel's timer_jiffies is jiffies + 1
+ * once jiffy `jiffies`'s timers have run at its tick, 0 before the first
+ * tick (2.4's timer_jiffies starts at 0 with jiffies).  The queue's buckets
+ * are one tick wide: the timer's slot is j. */
 static inline void ps_push_timer(const psModel *m, psData *d, uint64_t j, const psTask *p) {
-  psEvt e = {ps_jiffy_time(m, j), PS_EV_TIMER, ps_index(d, p), p->pid, 0};
+  uint64_t tj = d->jiffies ? d->jiffies + 1 : 0;
+  psEvt e = {.time_ns = ps_jiffy_time(m, j),
+             .rank = psu_timer_rank(j, tj, ps_timer_seq(d)),
+             .cls = PS_EV_TIMER,
+             .key = ps_index(d, p)};
   if (psu_evq_push_slot(&d->evq, e, (int64_t)j)) ps_fail(d, "out of memory queueing an event");
 }
 /* Keep one timed-op call's record (trace.h). */

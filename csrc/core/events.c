@@ -6,6 +6,71 @@
 
 #define evt_less psu_evt_less
 
+/* ---- the 2.4/2.5 timer wheel's order ---- */
+
+/* Where a jiffy timer falls among those due at its jiffy, in the timer
+ * wheel of 2.4 and 2.5 (kernel/timer.c: read in 2.4.27, whose wheel is
+ * 2.4.20's, and in the per-CPU tvec_base_t of 2.5/2.6.0).  internal_add_timer
+ * puts a timer idx = expires - timer_jiffies ahead in vector tv1 (idx < 2^8,
+ * bucket expires & 255) or tv2..tv5 (idx < 2^14, 2^20, 2^26, 2^32: bucket
+ * (expires >> 8 + 6k) & 63), appending it ("Timers are FIFO!":
+ * list_add(&timer->list, vec->prev)).  run_timer_list (2.4) / __run_timers
+ * (2.5) first cascades when tv1's index wraps: cascade_timers / cascade
+ * re-adds every timer of tv2's current bucket, in list order, through
+ * internal_add_timer, then tv3's when tv2's wrapped, and so on, lowest
+ * vector first; then it runs tv1's bucket from its head.  So the timers of
+ * jiffy j fire in the order they were appended to tv1's bucket j, and a
+ * timer armed 256 or more jiffies ahead is appended only when it is
+ * cascaded, after the timers armed straight into that bucket before the
+ * cascade and before those armed after it.
+ *
+ * Which vectors a timer of jiffy j passes through depends only on j and on
+ * the vector it was armed into; vector L's bucket of j is cascaded at
+ * c_L = j with its low bits of vector L - 1 cleared, into the vector that
+ * idx = j - c_L picks, and the vectors cascading into one vector do so at
+ * one jiffy.  So each vector's list for j is: the timers armed into it
+ * before that jiffy, then the lists cascaded in (lowest vector first), then
+ * those armed after.  A timer's place is that path as digits, tv1's most
+ * significant, in mixed radix 6, 5, 4, 3, 2 (per vector: before, one per
+ * vector above it, after): timers of one place were armed into one list
+ * part and keep their arming order.  The simulator's jiffy 0 is a wheel
+ * boundary, as timer_jiffies = 0 at 2.4's boot. */
+static const int wheel_bits[6] = {0, 8, 14, 20, 26, 32};
+
+static int wheel_vector(uint64_t idx) {
+  int v = 1;
+  while (v < 5 && idx >= (uint64_t)1 << wheel_bits[v]) v++;
+  return v;
+}
+
+int64_t psu_wheel_place(uint64_t j, uint64_t tj) {
+  int armed = wheel_vector(j - tj);
+  /* into[v]: the vector v's bucket of j cascades into; at[v]: the jiffy a
+   * cascade into v comes at, 0 when none does */
+  int into[6] = {0};
+  uint64_t at[6] = {0};
+  for (int v = 2; v <= 5; v++) {
+    uint64_t c = j & ~(((uint64_t)1 << wheel_bits[v - 1]) - 1);
+    into[v] = wheel_vector(j - c);
+    at[into[v]] = c;
+  }
+  /* the path from tv1 up: at each vector, the digit of the part it is in */
+  int64_t place = 0;
+  int v = 1, path[6] = {0};
+  for (int w = armed; w > 1; w = into[w]) path[into[w]] = w;
+  for (; v <= 5; v++) {
+    int radix = 7 - v, digit;
+    if (v == armed)
+      digit = at[v] && tj > at[v] ? radix - 1 : 0;
+    else if (path[v])
+      digit = path[v] - v;  /* 1: cascaded from the next vector up, 2: ... */
+    else
+      digit = 0;  /* a vector off its path */
+    place = place * radix + digit;
+  }
+  return place;
+}
+
 /* ---- the heap ---- */
 
 static void sift_up(psHeap *h, int64_t i) {
@@ -95,7 +160,8 @@ static int bucket_sort_small(psBucket *b) {
   /* two halves of 8 and a 0 after each, where a merge stops */
   uint64_t k[18], other_time = 0;
   int halves = n > 8 ? 2 : 1;
-  /* class and rank are non-negative and a rank fits 31 bits; bit 5 keeps
+  /* class and rank are non-negative, (class, rank) below 2^58 (a class is
+   * at most 2, a rank below 2^56), so it fits above 6 bits; bit 5 keeps
    * every key above the padding 0s, which sort last.  The slots past n are
    * read as slot n - 1 and masked, so that no branch depends on n. */
   for (int h = 0; h < halves; h++) {
@@ -105,7 +171,7 @@ static int bucket_sort_small(psBucket *b) {
       const psEvt *e = &b->e[i < n ? i : n - 1];
       uint64_t in = -(uint64_t)(i < n);
       other_time |= (uint64_t)(e->time_ns ^ b->e[0].time_ns);
-      k[9 * h + j] = ((uint64_t)(uint32_t)e->cls << 38 | (uint64_t)(uint32_t)e->rank << 6 |
+      k[9 * h + j] = (((uint64_t)(uint32_t)e->cls << PS_RANK_BITS | (uint64_t)e->rank) << 6 |
                       32 | (uint64_t)i) & in;
     }
     k[9 * h + 8] = 0;

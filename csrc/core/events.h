@@ -1,8 +1,11 @@
 /* The event queue of timed interrupt-context events.
  * Ordered by (time, class, rank): class and rank make the order of events
- * due at one instant canonical (timers before I/O before sources, then by
- * pid or source id), so a run never depends on the order events were queued
- * in, nor on which task slot a pid happens to occupy.
+ * due at one instant canonical -- timers before I/O before sources; timers
+ * in the order the kernel runs them (the rank psu_timer_rank gives: the
+ * order they were armed in, as the 2.4/2.5 timer wheel's buckets reorder
+ * it, or as hrtimers' ties are), I/O by pid, sources by id -- so a run
+ * never depends on the order events were queued in, nor on which task slot
+ * a pid happens to occupy.
  *
  * Two parts hold the events: a timer wheel of PS_WHEEL buckets, each one
  * tick wide, for events due within PS_WHEEL ticks (sleeps and periodic
@@ -18,18 +21,43 @@
 #include <stdint.h>
 
 enum {
-  PS_EV_TIMER = 0,   /* a task's sleep timer; key = task index, rank = pid */
+  PS_EV_TIMER = 0,   /* a task's sleep timer; key = task index, rank = psu_timer_rank */
   PS_EV_IO = 1,      /* a task's I/O completion; key = task index, rank = pid */
   PS_EV_SOURCE = 2,  /* an external source fires; key = rank = source index */
 };
 
+/* A rank is below 2^56: (class, rank) compare as one 64-bit word. */
+#define PS_RANK_BITS 56
+/* A timer's rank: its place among the timers of its jiffy that the wheel's
+ * cascades give it (psu_wheel_place, below PS_WHEEL_PLACES), then its
+ * arming sequence number (psData.timer_seq, 1 .. PS_TIMER_SEQ_MAX). */
+#define PS_TIMER_SEQ_BITS 46
+#define PS_TIMER_SEQ_MAX ((INT64_C(1) << PS_TIMER_SEQ_BITS) - 1)
+#define PS_WHEEL_PLACES 720
+_Static_assert((int64_t)PS_WHEEL_PLACES << PS_TIMER_SEQ_BITS <= INT64_C(1) << PS_RANK_BITS,
+               "a timer's rank fits its bits");
+
 typedef struct psEvt {
   int64_t time_ns;
+  int64_t rank;  /* 0 .. 2^PS_RANK_BITS - 1 */
   int32_t cls;
   int32_t key;
-  int32_t rank;
-  int32_t pad;   /* zero: records compare byte for byte */
 } psEvt;
+
+/* The place among the timers due at jiffy j (of the 2.4/2.5 timer wheel,
+ * kernel/timer.c) of one armed when the wheel's timer_jiffies was tj <= j
+ * (the jiffy after the last whose timers have run): 0 .. PS_WHEEL_PLACES -
+ * 1, timers of one place firing in arming order.  See events.c. */
+int64_t psu_wheel_place(uint64_t j, uint64_t tj);
+/* A jiffy timer's rank.  Its common case inline: a timer due within 256
+ * jiffies goes straight to the wheel's first vector, before the timers
+ * cascaded into its bucket when armed before that cascade (the softirq of
+ * j's multiple of 256), after them when armed after it. */
+static inline int64_t psu_timer_rank(uint64_t j, uint64_t tj, int64_t seq) {
+  int64_t place = j - tj < 256 ? (tj > (j & ~(uint64_t)255) ? PS_WHEEL_PLACES - 120 : 0)
+                               : psu_wheel_place(j, tj);
+  return place << PS_TIMER_SEQ_BITS | seq;
+}
 
 typedef struct psHeap {
   psEvt *e;
@@ -100,11 +128,11 @@ static inline int psu_evq_push(psEvq *q, psEvt ev) {
  * (moves `base` to its earliest bucket and sorts it) when it must. */
 const psEvt *psu_evq_top_slow(psEvq *q);
 static inline int psu_evt_less(const psEvt *a, const psEvt *b) {
-  /* class and rank are non-negative, so they compare as one 64-bit word;
-   * the test is branch-free (mispredicted branches were most of a heap's
-   * cost) */
-  uint64_t oa = (uint64_t)(uint32_t)a->cls << 32 | (uint32_t)a->rank;
-  uint64_t ob = (uint64_t)(uint32_t)b->cls << 32 | (uint32_t)b->rank;
+  /* class and rank are non-negative and the rank below 2^56, so they
+   * compare as one 64-bit word; the test is branch-free (mispredicted
+   * branches were most of a heap's cost) */
+  uint64_t oa = (uint64_t)(uint32_t)a->cls << PS_RANK_BITS | (uint64_t)a->rank;
+  uint64_t ob = (uint64_t)(uint32_t)b->cls << PS_RANK_BITS | (uint64_t)b->rank;
   return (a->time_ns < b->time_ns) | ((a->time_ns == b->time_ns) & (oa < ob));
 }
 static inline const psEvt *psu_evq_top(psEvq *q) {

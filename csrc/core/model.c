@@ -19,6 +19,12 @@ int ps_param_index(const psModel *m, const char *name) {
 
 int ps_preset_hz(const psPreset *p) { return p->hz ? p->hz : 1000; }
 
+void ps_model_find_timer_params(psModel *m) {
+  m->hrtimer_param = ps_param_index(m, "hrtimer_sleep");
+  m->slack_param = ps_param_index(m, "timer_slack_ns");
+  if (m->slack_param < 0) m->hrtimer_param = -1;
+}
+
 int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
                   char *err, int errlen) {
   if (ps_model_defaults(m, preset, ncpu, hz, seed, err, errlen)) return -1;
@@ -50,6 +56,7 @@ int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint
   m->max_trace_bytes = (int64_t)256 << 20;
   m->fast_paths = PS_FAST_ALL;
   for (int i = 0; i < pol->nparams; i++) m->param[i] = scaled_default(&pol->params[i], hz);
+  ps_model_find_timer_params(m);
   for (int l = 0; l < 3 && preset->overrides[l]; l++)
     for (const psOverride *o = preset->overrides[l]; o->name; o++) {
       int i = ps_param_index(m, o->name);

@@ -88,6 +88,11 @@ typedef struct psModel {
   int32_t overwrite;        /* full ring: 1 overwrite oldest, 0 fail the step */
   int32_t debug_checks;     /* check invariants after every instant */
   int32_t fast_paths;       /* PS_FAST_* in force (ps_set_fast_paths) */
+  /* The indices in param[] of the policy's parameters hrtimer_sleep and
+   * timer_slack_ns, -1 when it has none (its sleeps are jiffy timers):
+   * found by name from this build's policy (ps_model_defaults, and again
+   * when a snapshot loads). */
+  int32_t hrtimer_param, slack_param;
 
   /* workload */
   psOp *ops;
@@ -169,6 +174,10 @@ typedef struct psData {
   char errmsg[PS_ERRLEN];
   /* zero-time work done at the current instant (livelock detection) */
   int64_t instant_ns, instant_actions;
+  /* timers armed so far: the last one's arming sequence number, which
+   * orders the timers due at one time as the kernel does (events.h,
+   * psu_timer_rank); 0 .. PS_TIMER_SEQ_MAX */
+  int64_t timer_seq;
 } psData;
 
 /* A sampled series value. */
@@ -205,6 +214,8 @@ int ps_model_init(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t
  * so that a default that does not fit this HZ can be overridden. */
 int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint64_t seed,
                       char *err, int errlen);
+/* Find the policy's hrtimer_sleep and timer_slack_ns (psModel.hrtimer_param). */
+void ps_model_find_timer_params(psModel *m);
 /* The preset's default HZ. */
 int ps_preset_hz(const psPreset *p);
 /* Index of the policy's formula `name`, or -1. */

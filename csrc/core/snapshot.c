@@ -290,6 +290,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   mm.progs = NULL;
   mm.src = NULL;
   if (ps_hooks_resolve(pre->policy, &mm.hooks, why, sizeof why)) goto bad;
+  ps_model_find_timer_params(&mm);
   *m = mm;
   if (!ps_snapshot_machine_ok(m, why, sizeof why) || !get_params(&r, m, why, sizeof why)) goto bad;
   m->ops = get_array(&r, mm.nops, sizeof(psOp), 1 << 26);
@@ -316,6 +317,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   /* the livelock count travels too: a twin fails where its original would */
   d->instant_ns = dd.instant_ns;
   d->instant_actions = dd.instant_actions;
+  /* the timers armed so far: the next one's rank follows on (checked below) */
+  d->timer_seq = dd.timer_seq;
   /* what the fast paths did goes on counting; their deferred ticks are
    * none between runs */
   const psFastState *counts = ps_fast(&dd);

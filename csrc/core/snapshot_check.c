@@ -140,6 +140,17 @@ static int program_state_ok(const psModel *m, const psTask *t) {
   return 1;
 }
 
+/* Event e's rank, its key in range: a timer's, a place of the wheel's
+ * order and a sequence number given out already (ps_push_timer); I/O's,
+ * the pid; a source's, its id. */
+static int rank_ok(const psData *d, const psEvt *e) {
+  if (e->cls != PS_EV_TIMER)
+    return e->rank == (e->cls == PS_EV_SOURCE ? e->key : d->task[e->key].pid) &&
+           e->rank >= (e->cls != PS_EV_SOURCE);
+  int64_t seq = e->rank & PS_TIMER_SEQ_MAX, place = e->rank >> PS_TIMER_SEQ_BITS;
+  return e->rank >= 0 && seq >= 1 && seq <= d->timer_seq && place < PS_WHEEL_PLACES;
+}
+
 /* Every generic index, count and time of the state, so that the engine and
  * the policy's check may walk it safely. */
 /* ev: the nev events the snapshot holds, not yet queued. */
@@ -248,11 +259,11 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
   for (int32_t k = 0; k < d->nsrc; k++)
     if (d->src[k].fired < 0 || (m->src[k].count >= 0 && d->src[k].fired > m->src[k].count))
       BAD("source %d's state", k);
+  if (d->timer_seq < 0 || d->timer_seq > PS_TIMER_SEQ_MAX) BAD("the timers' sequence number");
   for (int64_t k = 0; k < nev; k++) {
     const psEvt *e = &ev[k];
-    if (e->cls < PS_EV_TIMER || e->cls > PS_EV_SOURCE || e->key < 0 || e->pad ||
-        e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask) ||
-        e->rank != (e->cls == PS_EV_SOURCE ? e->key : d->task[e->key].pid) || e->rank < (e->cls != PS_EV_SOURCE) ||
+    if (e->cls < PS_EV_TIMER || e->cls > PS_EV_SOURCE || e->key < 0 ||
+        e->key >= (e->cls == PS_EV_SOURCE ? m->nsrc : d->ntask) || !rank_ok(d, e) ||
         e->time_ns < now ||
         e->time_ns > now + PS_MAX_DURATION_NS + m->tick_ns)
       BAD("event %lld", (long long)k);

@@ -5,18 +5,61 @@
 
 #include "engine_private.h"
 
-/* A jiffy timer: it expires at the first tick at least ns after now, and
- * never at the current tick, whose timers have already run. */
+/* An hrtimer sleep (2.6.16 on: nanosleep, clock_nanosleep, and poll and
+ * select timeouts).  6.x kernel/time/hrtimer.c, hrtimer_nanosleep: "slack =
+ * current->timer_slack_ns; if (rt_task(current)) slack = 0;" (6.12:
+ * rt_or_dl_task), then hrtimer_set_expires_range_ns(&t.timer, rqtp, slack):
+ * soft expiry rqtp, hard expiry rqtp + slack; init/init_task.c gives every
+ * task ".timer_slack_ns = 50000" (50 us, "default slack") and fork copies
+ * it.  The clock event device is programmed for the earliest hard
+ * expiry (__hrtimer_next_event_base reads hrtimer_get_expires, the hard
+ * one), and __hrtimer_run_queues runs, at whatever interrupt, every timer
+ * whose soft expiry has passed.  The simulator wakes the sleeper at the
+ * hard expiry, rqtp + slack: when nothing else interrupts its CPU within
+ * the slack -- an idle CPU, whose tick NO_HZ has stopped, as a lone sleeper's
+ * is -- that is when it wakes; an earlier interrupt inside the 50 us (a busy
+ * CPU's tick, another timer) would wake it at that interrupt instead, which
+ * the simulator does not model.  The wakeup comes from interrupt context
+ * (hrtimer_wakeup), as a jiffy timer's does.  Ties at one instant: the
+ * per-CPU rbtree orders by hard expiry and puts a timer after those of the
+ * same expiry already queued (lib/timerqueue.c, timerqueue_add: only a
+ * strictly earlier expiry goes left), so they fire in arming order: the
+ * rank is the arming sequence number alone. */
+static int64_t hrtimer_sleep(const psModel *m, psData *d, psTask *p, int64_t expires) {
+  int64_t slack = p->policy == PS_SCHED_NORMAL ? m->param[m->slack_param] : 0;
+  int64_t t = expires + slack;
+  /* an expiry already past is programmed for the clock event's minimum
+   * delta (clockevents_program_event): the next nanosecond here */
+  if (t <= d->now_ns) t = d->now_ns + 1;
+  p->state = PS_TASK_INTERRUPTIBLE;
+  psEvt e = {.time_ns = t, .rank = ps_timer_seq(d), .cls = PS_EV_TIMER, .key = ps_index(d, p)};
+  if (psu_evq_push(&d->evq, e)) ps_fail(d, "out of memory queueing an event");
+  return t;
+}
+
+static inline int hrtimer_sleeps(const psModel *m) {
+  return m->hrtimer_param >= 0 && m->param[m->hrtimer_param];
+}
+
+/* A sleep of ns.  A jiffy timer (2.4, 2.5; sys_nanosleep's schedule_timeout):
+ * it expires at the first tick at least ns after now, and never at the
+ * current tick, whose timers have already run.  An hrtimer (hrtimer_sleep
+ * on): now + ns plus the task's slack. */
 static void do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
+  if (hrtimer_sleeps(m)) {
+    hrtimer_sleep(m, d, p, d->now_ns + ns);
+    return;
+  }
   uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
   if (j <= d->jiffies) j = d->jiffies + 1;
   p->state = PS_TASK_INTERRUPTIBLE;
   ps_push_timer(m, d, j, p);
 }
 
-/* A timer to an absolute time t > now: it expires at the first tick at or
- * after t.  Returns the expiry. */
+/* A timer to an absolute time t > now: a jiffy timer expires at the first
+ * tick at or after t, an hrtimer at t plus the slack.  Returns the expiry. */
 static int64_t do_sleep_until(const psModel *m, psData *d, psTask *p, int64_t t) {
+  if (hrtimer_sleeps(m)) return hrtimer_sleep(m, d, p, t);
   uint64_t j = (uint64_t)((t + m->tick_ns - 1) / m->tick_ns);
   if (j <= d->jiffies) j = d->jiffies + 1;
   p->state = PS_TASK_INTERRUPTIBLE;

@@ -292,6 +292,18 @@ static inline const fair_derived *FD(const psModel *m) { return (const fair_deri
     "sd->imbalance_pct of the LLC domain: a busy CPU pulls only when the busiest runqueue's "     \
     "load exceeds its own by this much")
 
+/* How sleeps end, in both members' tables; the engine reads them by name
+ * (psModel.hrtimer_param, syscall.c).  2.6.16 on, nanosleep and
+ * clock_nanosleep are hrtimers (kernel/time/hrtimer.c, hrtimer_nanosleep),
+ * not jiffy timers. */
+#define FAIR_TIMER_PARAMS(X)                                                                       \
+  X(hrtimer_sleep, 1, 0, 1, 0, "bool",                                                            \
+    "1: a sleep is an hrtimer (hrtimer_nanosleep) and ends at its nanosecond plus the task's "    \
+    "timer slack; 0: a jiffy timer, ending at the first tick at least its length after it began") \
+  X(timer_slack_ns, 50000, 0, 1000000000, 0, "ns",                                                \
+    "current->timer_slack_ns, 50 us by default (init_task): an hrtimer sleep of a normal task "   \
+    "ends this much after its requested time (the range's hard expiry); 0 for SCHED_FIFO/RR")
+
 /* Fill the shared constants (configure) from the parameter at index p0,
  * the first of FAIR_BALANCE_PARAMS in the member's table. */
 void fair_configure_common(psModel *m, int p0);

@@ -46,7 +46,8 @@
   X(last_buddy, 1, 0, 1, 0, "bool",                                                               \
     "LAST_BUDDY: prefer to return the CPU to the task a wakeup preempted")                        \
   X(base_slice, 1, 0, 1, 0, "bool", "BASE_SLICE: no slice shorter than min_granularity")          \
-  FAIR_BALANCE_PARAMS(X)
+  FAIR_BALANCE_PARAMS(X)                                                                          \
+  FAIR_TIMER_PARAMS(X)
 
 enum {
 #define CFS_ENUM(name, ...) CFS_##name,

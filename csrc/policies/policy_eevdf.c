@@ -59,7 +59,8 @@
     "sched_attr.sched_runtime sets a task's slice (6.12): the `slice` given at spawn, 0.1..100 "  \
     "ms; 0: every task runs with the base slice (6.6)")                                           \
   X(wakeup_preemption, 1, 0, 1, 0, "bool", "WAKEUP_PREEMPTION: a waking task may preempt")        \
-  FAIR_BALANCE_PARAMS(X)
+  FAIR_BALANCE_PARAMS(X)                                                                          \
+  FAIR_TIMER_PARAMS(X)
 
 enum {
 #define EV_ENUM(name, ...) EV_##name,

@@ -243,18 +243,26 @@ def test_a_tick_lasts_1e9_over_hz_ns(hz):
 # ---------------------------------------------------------------- channels
 
 @pytest.mark.parametrize("far_first", [True, False])
-def test_timers_due_at_one_instant_wake_in_pid_order_whether_queued_near_or_far(far_first):
+@pytest.mark.parametrize("near_armed_ms, near_wakes_first", [(200, True), (260, False)])
+def test_timers_due_at_one_instant_wake_in_the_wheels_order_whether_queued_near_or_far(
+        far_first, near_armed_ms, near_wakes_first):
     # a sleep of 300 ms is queued beyond the timer wheel's 256 ticks (on the
-    # heap), one of 100 ms within it (in a bucket); both end at t = 300 ms
+    # engine's heap; in 2.5's tv2), one of 300 - near_armed_ms ms within them
+    # (in a bucket; in tv1); both end at jiffy 300.  The kernel cascades tv2's
+    # bucket into tv1 at jiffy 256, appending the far timer: after the near
+    # one when that was armed before (at 200), before it when armed after (at
+    # 260) -- whichever pid either has
     sim = ps.Simulator("linux-2.5.65", record="events")
     far = Program().sleep(ms=300).exit()
-    near = Program().sleep(ms=200).sleep(ms=100).exit()
+    near = Program().sleep(ms=near_armed_ms).sleep(ms=300 - near_armed_ms).exit()
     first, second = (far, near) if far_first else (near, far)
     a, b = sim.spawn(first), sim.spawn(second)
+    far_pid, near_pid = (a, b) if far_first else (b, a)
     sim.run(seconds=0.4)
     ev = sim.events()
     wake = (ev["kind"] == ps.EVENT_KINDS.index("wakeup")) & (ev["time_ns"] == 300_000_000)
-    assert list(ev["pid"][wake]) == [a, b]
+    expected = [near_pid, far_pid] if near_wakes_first else [far_pid, near_pid]
+    assert list(ev["pid"][wake]) == expected
 
 
 def wakeups_at(sim, t_ns):
@@ -265,17 +273,21 @@ def wakeups_at(sim, t_ns):
 # a bucket of the wheel is sorted by insertion up to 4 events, by networks
 # up to 16 (one of 8, or two and a merge), by qsort past 32
 @pytest.mark.parametrize("n", [2, 4, 5, 7, 8, 9, 13, 16, 17, 33])
-def test_timers_queued_in_a_scrambled_order_wake_in_pid_order(n):
+def test_timers_armed_in_a_scrambled_order_wake_in_arming_order(n):
     # task i sleeps delay_i ms, then long enough to wake at 100 ms: the
-    # timers due at 100 ms are queued in the order of the delays
+    # timers due at 100 ms are armed in the order of the delays, not of the
+    # pids, and fire in that order ("Timers are FIFO!", kernel/timer.c)
     sim = ps.Simulator("linux-2.5.65", record="events")
     delays = np.random.default_rng(n).permutation(n) + 1
     pids = [sim.spawn(Program().sleep(ms=int(d)).sleep(ms=100 - int(d)).exit()) for d in delays]
     sim.run(seconds=0.2)
-    assert wakeups_at(sim, 100 * MS) == pids
+    armed = [pid for _, pid in sorted(zip(delays, pids))]
+    assert armed != pids or n <= 2
+    assert wakeups_at(sim, 100 * MS) == armed
 
 
-def test_timers_then_io_then_a_source_due_at_one_instant_wake_in_that_order_each_by_pid():
+def test_timers_then_io_then_a_source_due_at_one_instant_wake_in_that_order():
+    # timers in arming order, I/O completions by pid
     sim = ps.Simulator("linux-2.5.65", record="events")
     sim.source("dev", every_ms=100)
     listener = sim.spawn(Program().wait("dev").exit())
@@ -283,12 +295,17 @@ def test_timers_then_io_then_a_source_due_at_one_instant_wake_in_that_order_each
     kinds = rng.permutation(["sleep"] * 6 + ["io"] * 5)
     delays = rng.permutation(len(kinds)) + 1
     pids = {"sleep": [], "io": []}
+    armed = []
     for kind, d in zip(kinds, delays):
         second = Program().sleep(ms=int(d))
         getattr(second, kind)(ms=100 - int(d))
         pids[kind].append(sim.spawn(second.exit()))
+        if kind == "sleep":
+            armed.append((d, pids[kind][-1]))
     sim.run(seconds=0.2)
-    assert wakeups_at(sim, 100 * MS) == pids["sleep"] + pids["io"] + [listener]
+    timers = [pid for _, pid in sorted(armed)]
+    assert timers != pids["sleep"]
+    assert wakeups_at(sim, 100 * MS) == timers + pids["io"] + [listener]
 
 
 def test_io_completions_within_one_tick_wake_in_time_order_and_by_pid_at_equal_times():

@@ -748,3 +748,52 @@ def test_a_crafted_fast_path_count_at_the_top_of_int64_is_refused(field):
     raw[i:i + 8] = (2**63 - 1).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: the fast paths' counts"):
         Sim.restore(resealed(raw))
+
+
+def one_sleeper_snapshot():
+    """A sleeper that has armed two timers (t = 1 ms, due at 31; t = 32 ms,
+    due at 62) under 2.5: timer_seq 2, and one timer queued."""
+    sim = ps.Simulator("linux-2.5.65")
+    sim.spawn(ps.programs.interactive(1, 30))
+    sim.run(seconds=0.05)
+    return bytearray(sim._core.snapshot())
+
+
+@pytest.mark.parametrize("value", [-1, 2**46, 2**63 - 1])
+def test_a_crafted_timer_sequence_number_outside_its_domain_is_refused(value):
+    """The timers' arming sequence number (psData.timer_seq) orders the
+    timers due at one jiffy; it travels in a snapshot, held to 0..2^46 - 1,
+    where the next timer's rank still fits its bits."""
+    raw = one_sleeper_snapshot()
+    # psData: instant_ns, instant_actions, then timer_seq
+    i = at(raw, [32_000_000, 1, 2]) + 16
+    raw[i:i + 8] = value.to_bytes(8, "little", signed=True)
+    with pytest.raises(ValueError, match="damaged: the timers' sequence number"):
+        Sim.restore(resealed(raw))
+
+
+@pytest.mark.parametrize("place, seq", [(600, 3), (600, 0), (720, 2), (2**10 - 1, 2)],
+                         ids=["seq-not-given-yet", "seq-0", "place-720", "place-1023"])
+def test_a_crafted_timer_rank_that_no_arming_gives_is_refused(place, seq):
+    """A queued timer's rank is its place in the wheel's order and a
+    sequence number already given out (1..timer_seq)."""
+    raw = one_sleeper_snapshot()
+    # the queued timer: due at 62 ms, armed at jiffy 32 after the cascade
+    # at jiffy 0 (place 600) as the second timer
+    i = raw.index(np.asarray([62_000_000, 600 << 46 | 2], dtype="<i8").tobytes()) + 8
+    raw[i:i + 8] = (place << 46 | seq).to_bytes(8, "little")
+    with pytest.raises(ValueError, match="damaged: event 0"):
+        Sim.restore(resealed(raw))
+
+
+def test_the_timer_sequence_number_travels_so_a_restored_twin_fires_timers_in_the_same_order():
+    sim = ps.Simulator("linux-2.5.65", cpus=3, record="events")
+    for run_ms, cpu in [(3, 0), (1, 1), (2, 2)]:
+        sim.spawn(ps.Program().loop().run(ms=run_ms).sleep(ms=10 - run_ms).end(), cpu=cpu,
+                  cpus_allowed=[cpu])
+    sim.run(seconds=0.015)
+    twin = pickle.loads(pickle.dumps(sim))
+    for s in (sim, twin):
+        s.run(seconds=0.1)
+    assert np.array_equal(sim.events(), twin.events())
+    assert same(sim, twin)

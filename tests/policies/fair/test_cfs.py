@@ -103,9 +103,14 @@ def test_start_debit_places_a_new_task_one_vslice_after_min_vruntime(nice, other
 
 # ---- sleepers and wakeups ----
 
+JIFFY = {"hrtimer_sleep": 0}
+
+
 def wakeups_of(sim, pid, ticks):
     """(vruntime before, vruntime at, min_vruntime at) each wakeup, stepping
-    tick by tick (a timer wakes a sleeper at a tick)."""
+    tick by tick: the sleeper must wake at a tick, so its sleeps are jiffy
+    timers (JIFFY: hrtimer_sleep=0), not the preset's hrtimers, which wake
+    it between ticks and let it run before the tick reads it."""
     out, before = [], sim.task(pid)
     for _ in range(ticks):
         sim.step(ticks=1)
@@ -121,7 +126,7 @@ def test_a_long_sleeper_returns_half_a_latency_before_min_vruntime(cpus):
     """GENTLE_FAIR_SLEEPERS: at min_vruntime - sched_latency / 2, the
     latency 6 ms x (1 + ilog2(min(ncpus, 8))); its own vruntime, 250 ms
     behind, does not count."""
-    sim = ps.Simulator(CFS, cpus=cpus)
+    sim = ps.Simulator(CFS, cpus=cpus, params=JIFFY)
     for _ in range(2):
         sim.spawn(programs.cpu_hog(), cpus_allowed=[0])
     s = sim.spawn(Program().loop().run(ms=5).sleep(ms=500).end(), cpus_allowed=[0])
@@ -133,7 +138,7 @@ def test_a_long_sleeper_returns_half_a_latency_before_min_vruntime(cpus):
 
 
 def test_without_gentle_sleepers_a_sleeper_gets_a_whole_latency():
-    sim = ps.Simulator(CFS, params={"gentle_fair_sleepers": 0})
+    sim = ps.Simulator(CFS, params={"gentle_fair_sleepers": 0, **JIFFY})
     for _ in range(2):
         sim.spawn(programs.cpu_hog())
     s = sim.spawn(Program().loop().run(ms=5).sleep(ms=500).end())
@@ -142,7 +147,7 @@ def test_without_gentle_sleepers_a_sleeper_gets_a_whole_latency():
 
 def test_a_short_sleeper_keeps_its_vruntime():
     """Never moved backwards: max(vruntime, min_vruntime - latency / 2)."""
-    sim = ps.Simulator(CFS)
+    sim = ps.Simulator(CFS, params=JIFFY)
     sim.spawn(programs.cpu_hog())
     s = sim.spawn(Program().loop().run(ms=2).sleep(ms=1).end())
     seen = wakeups_of(sim, s, 600)
@@ -209,7 +214,7 @@ def test_the_tunables_scale_with_the_log_of_the_cpu_count(cpus, factor):
 def test_a_latency_written_is_the_one_in_force_whatever_the_cpu_count():
     """As debugfs's sched/latency_ns: a sleeper on 8 CPUs returns half the
     written 10 ms before min_vruntime, not half of 10 ms x 4."""
-    sim = ps.Simulator(CFS, cpus=8, params={"sched_latency_ns": 10_000_000})
+    sim = ps.Simulator(CFS, cpus=8, params={"sched_latency_ns": 10_000_000, **JIFFY})
     for _ in range(2):
         sim.spawn(programs.cpu_hog(), cpus_allowed=[0])
     s = sim.spawn(Program().loop().run(ms=5).sleep(ms=500).end(), cpus_allowed=[0])

@@ -91,8 +91,9 @@ def test_a_new_task_starts_at_V_with_half_a_slice_to_its_deadline_from_6_12(pres
 def test_a_woken_task_keeps_the_lag_it_slept_with():
     """PLACE_LAG: the saved lag is scaled by (W + w_i) / W so that once the
     task has joined the average its lag is the saved one again; unscaled it
-    would shrink to W / (W + w_i) of it (here 0.4)."""
-    sim = ps.Simulator("linux-6.6-eevdf", seed=3)
+    would shrink to W / (W + w_i) of it (here 0.4).  Read tick by tick, so
+    the sleeper wakes at ticks: jiffy timers (hrtimer_sleep=0)."""
+    sim = ps.Simulator("linux-6.6-eevdf", seed=3, params={"hrtimer_sleep": 0})
     for _ in range(2):
         sim.spawn(programs.cpu_hog())
     s = sim.spawn(Program().loop().run(ms=3).sleep(ms=7).end(), nice=-5)
@@ -133,7 +134,9 @@ def test_the_lag_a_task_sleeps_with_is_clamped_to_two_slices_or_a_tick(preset):
 
 
 def sleeper_latency(slice_ns, seed, device, seconds=10):
-    sim = ps.Simulator("linux-6.12-eevdf", hz=1000, seed=seed)
+    # a timer wakeup at a tick: jiffy timers (hrtimer_sleep=0), where the
+    # preset's hrtimers would wake the task between ticks as a device does
+    sim = ps.Simulator("linux-6.12-eevdf", hz=1000, seed=seed, params={"hrtimer_sleep": 0})
     for _ in range(2):
         sim.spawn(programs.cpu_hog())
     if device:
@@ -149,7 +152,7 @@ def sleeper_latency(slice_ns, seed, device, seconds=10):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_short_slice_runs_a_timer_woken_task_at_once_beside_hogs(seed):
-    """6.12, HZ=1000: woken at a tick, the task with a 0.1 ms slice has the
+    """6.12, HZ=1000, jiffy timers: woken at a tick, the task with a 0.1 ms slice has the
     earliest deadline and runs at once; with the 0.75 ms base slice a hog
     that waited a tick goes first, and it waits up to that tick."""
     short = sleeper_latency(100_000, seed, device=False)
