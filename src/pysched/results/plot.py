@@ -24,10 +24,12 @@ import numpy as np
 
 from .. import _core
 from . import plot_data as data
-from .._checks import check_bool, check_name, check_number
+from .._checks import check_bool, check_name
 from .._checks import check_int as _check_int
 from .._lookup import pid_named
-from ..simulator import MAX_SECONDS, Simulator
+# the window a plot draws is checked as the metrics check theirs
+from .metrics import _window
+from ..simulator import Simulator
 
 MAX_LEGEND = 20  # entries a legend lists; beyond, its title says which it keeps
 DEFAULT_LABEL = "{name} ({pid})"
@@ -146,19 +148,6 @@ def _labelled_lines(ax):
     with "_"), whichever call drew them: runs drawn into one Axes share a
     legend."""
     return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
-
-
-def _window(sim, start_s, end_s, what):
-    """[start_ns, end_ns) of the window, checked against the run."""
-    start = 0 if start_s is None else round(check_number("start_s", start_s, 0, MAX_SECONDS) * 1e9)
-    end = sim.now_ns if end_s is None else round(check_number("end_s", end_s, 0, MAX_SECONDS) * 1e9)
-    if end > sim.now_ns:
-        raise ValueError(f"{what}: end_s={end / 1e9:g} is after the end of the run "
-                         f"({sim.now_ns / 1e9:g} s)")
-    if start >= end:
-        raise ValueError(f"{what}: the window start_s={start / 1e9:g} .. end_s={end / 1e9:g} is "
-                         f"empty (the run is at {sim.now_ns / 1e9:g} s)")
-    return start, end
 
 
 def _runs(sim, start_s, end_s, what):
