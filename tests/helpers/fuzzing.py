@@ -1,5 +1,7 @@
 """What the input fuzzers (tests/trace/fuzz_trace.py,
-tests/workloads/fuzz_rtapp.py) share: the verdict on one input."""
+tests/workloads/fuzz_rtapp.py) share: the command line, the verdict on one
+input and the summary of a run."""
+import argparse
 import faulthandler
 import resource
 import time
@@ -38,3 +40,25 @@ def judge(call, documented, limit_s, max_rss):
     if peak_rss_mib() > max_rss:
         return None, f"peak RSS {peak_rss_mib():.0f} MiB (limit {max_rss} MiB)"
     return outcome, None
+
+
+def arguments(doc, replay_help):
+    """The fuzzer's command line, parsed; doc is its module docstring."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=None, help="(default: from the clock)")
+    ap.add_argument("--limit", type=float, default=10.0, help="seconds an input may take")
+    ap.add_argument("--max-rss", type=float, default=2048, help="peak MiB the process may reach")
+    ap.add_argument("--out", default=".", help="where findings and the current input go")
+    ap.add_argument("--replay", help=replay_help)
+    ap.add_argument("--replay-seed", type=int, default=0)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    return ap.parse_args()
+
+
+def report(n, outcomes, findings):
+    """Print a run's summary; the exit status: 1 if anything was found."""
+    print(f"{n} inputs, {len(findings)} findings; outcomes: "
+          f"{dict(sorted(outcomes.items(), key=lambda kv: -kv[1]))}; peak RSS "
+          f"{peak_rss_mib():.0f} MiB")
+    return 1 if findings else 0

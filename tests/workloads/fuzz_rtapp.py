@@ -26,7 +26,6 @@ repr, in fuzz_rtapp_current.py), so that a crash leaves it behind.
     python tests/workloads/fuzz_rtapp.py --replay FILE      # one input, with its traceback
 
 tests/workloads/test_rtapp.py runs a few hundred inputs of it in every test run."""
-import argparse
 import copy
 import faulthandler
 import glob
@@ -38,7 +37,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers"))
 import pysched as ps  # noqa: E402
-from fuzzing import judge, peak_rss_mib  # noqa: E402
+from fuzzing import arguments, judge, peak_rss_mib, report  # noqa: E402
 from pysched import workloads
 from pysched.workloads import rtapp_read
 
@@ -329,17 +328,8 @@ def run(seconds, seed, out, limit_s=10.0, max_rss=2048, iterations=None, verbose
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--minutes", type=float, default=1.0)
-    ap.add_argument("--seed", type=int, default=None, help="(default: from the clock)")
-    ap.add_argument("--limit", type=float, default=10.0, help="seconds an input may take")
-    ap.add_argument("--max-rss", type=float, default=2048, help="peak MiB the process may reach")
-    ap.add_argument("--out", default=".", help="where findings and the current input go")
-    ap.add_argument("--replay", help="run one input (a .json file, or a .py file holding a "
-                                     "dict's repr) and print what it raises")
-    ap.add_argument("--replay-seed", type=int, default=0)
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
+    args = arguments(__doc__, "run one input (a .json file, or a .py file holding a dict's "
+                              "repr) and print what it raises")
     if args.replay:
         source = args.replay
         if source.endswith(".py"):
@@ -357,10 +347,7 @@ def main():
           f"{os.path.join(args.out, 'fuzz_rtapp_current')}.json (.py for a dict)", flush=True)
     n, outcomes, findings = run(args.minutes * 60, seed, args.out, args.limit, args.max_rss,
                                 verbose=args.verbose)
-    print(f"{n} inputs, {len(findings)} findings; outcomes: "
-          f"{dict(sorted(outcomes.items(), key=lambda kv: -kv[1]))}; peak RSS "
-          f"{peak_rss_mib():.0f} MiB")
-    return 1 if findings else 0
+    return report(n, outcomes, findings)
 
 
 if __name__ == "__main__":
