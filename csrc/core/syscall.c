@@ -41,23 +41,11 @@ static inline int hrtimer_sleeps(const psModel *m) {
   return m->hrtimer_param >= 0 && m->param[m->hrtimer_param];
 }
 
-/* A sleep of ns.  A jiffy timer (2.4, 2.5; sys_nanosleep's schedule_timeout):
- * it expires at the first tick at least ns after now, and never at the
- * current tick, whose timers have already run.  An hrtimer (hrtimer_sleep
- * on): now + ns plus the task's slack. */
-static void do_sleep(const psModel *m, psData *d, psTask *p, int64_t ns) {
-  if (hrtimer_sleeps(m)) {
-    hrtimer_sleep(m, d, p, d->now_ns + ns);
-    return;
-  }
-  uint64_t j = (uint64_t)((d->now_ns + ns + m->tick_ns - 1) / m->tick_ns);
-  if (j <= d->jiffies) j = d->jiffies + 1;
-  p->state = PS_TASK_INTERRUPTIBLE;
-  ps_push_timer(m, d, j, p);
-}
-
-/* A timer to an absolute time t > now: a jiffy timer expires at the first
- * tick at or after t, an hrtimer at t plus the slack.  Returns the expiry. */
+/* A timer to an absolute time t > now.  A jiffy timer (2.4, 2.5;
+ * sys_nanosleep's schedule_timeout) expires at the first tick at or after
+ * t, and never at the current tick, whose timers have already run; an
+ * hrtimer (hrtimer_sleep on) at t plus the task's slack.  Returns the
+ * expiry.  A sleep of ns is one to now + ns. */
 static int64_t do_sleep_until(const psModel *m, psData *d, psTask *p, int64_t t) {
   if (hrtimer_sleeps(m)) return hrtimer_sleep(m, d, p, t);
   uint64_t j = (uint64_t)((t + m->tick_ns - 1) / m->tick_ns);
@@ -335,7 +323,7 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
       p->burst_left_ns = sc->ns;
       return sc->ns > 0;
     case PS_SYS_SLEEP:
-      do_sleep(m, d, p, sc->ns);
+      do_sleep_until(m, d, p, d->now_ns + sc->ns);
       ps_resched_cpu(d, p->cpu);
       return 1;
     case PS_SYS_IO:
@@ -441,7 +429,7 @@ void ps_run_program(const psModel *m, psData *d, int32_t ti) {
     } else if (o->kind == PS_OP_SLEEP) {
       p->ps.pc++;
       ps_resched_cpu(d, p->cpu);
-      do_sleep(m, d, p, psu_dist_sample(&o->d, &p->rng));
+      do_sleep_until(m, d, p, d->now_ns + psu_dist_sample(&o->d, &p->rng));
       return;
     } else {
       psu_loop_end(&p->ps, o);
