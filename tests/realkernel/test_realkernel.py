@@ -13,6 +13,7 @@ import pytest
 
 import pysched as ps
 from pysched import realkernel
+from pysched.realkernel import perf_sched
 from pysched.policy.registry import ParamInfo
 
 import repo_paths
@@ -368,6 +369,46 @@ def test_the_sleepers_wakeups_are_recorded_by_perf(machine):
     # each wakeup ran inside the window (time_ns is CLOCK_MONOTONIC, as perf's -k)
     assert np.all(np.diff(lat["time_ns"]) > 0)
     assert m["sleeper_cpu_ns"] > 0
+
+
+def _syscalls_of_the_sleeper(limit_s, sleep_s, work_s):
+    """System calls the sleeper's program made in all, counted by perf stat
+    (the raw_syscalls:sys_enter tracepoint), running for limit_s."""
+    code = "import sys; from pysched.realkernel import SLEEPER; exec(SLEEPER)"
+    out = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", sys.executable,
+                          "-c", code, str(limit_s), str(sleep_s), str(work_s)],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0 or "sys_enter" not in out.stderr or "<not" in out.stderr:
+        pytest.skip(f"perf stat cannot count system calls here: {out.stderr.strip()[-300:]}")
+    return int(out.stderr.strip().splitlines()[-1].split(",")[0])
+
+
+def test_the_sleeper_makes_one_system_call_a_cycle_its_sleep(machine):
+    """The sleeper's computation is a calibrated loop: between two sleeps
+    it enters the kernel only to sleep (the CPU-time clock it once polled
+    made a system call every 1,000 loops, tens of them per millisecond)."""
+    if perf_sched.unavailable():
+        pytest.skip(f"no perf here: {perf_sched.unavailable()}")
+    sleep_s, work_s = 0.01, 0.002
+    short = _syscalls_of_the_sleeper(0.3, sleep_s, work_s)
+    long = _syscalls_of_the_sleeper(1.5, sleep_s, work_s)
+    # 1.2 s more of the loop holds at most 1.2 / sleep_s = 120 cycles;
+    # python's start and end make the same calls in both runs
+    cycles = 1.2 / sleep_s
+    assert long - short <= 1.2 * cycles, (short, long)
+    # and it did loop: about one sleep a cycle (a cycle lasts sleep + work
+    # + the wakeup's latency, so at least half of the most there can be)
+    assert long - short >= 0.5 * 1.2 / (sleep_s + work_s + 0.004), (short, long)
+
+
+def test_the_sleeper_computes_its_work_between_two_sleeps(machine):
+    needs((0,), latency=True)
+    m = realkernel.measure([0], 1.0, warmup_s=0.2, work_ms=2.0, machine_info=machine)
+    assert m["sleeper_loops_per_ms"] > 0
+    # its CPU time per wakeup is its 2 ms of work (and the few µs a
+    # wakeup and a sleep cost), however the hog beside it interrupted it
+    per_wakeup_ms = m["sleeper_cpu_ns"] / len(m["latencies"]) / 1e6
+    assert 1.6 <= per_wakeup_ms <= 2.6, per_wakeup_ms
 
 
 def test_an_interrupted_measurement_leaves_no_process_behind(machine, monkeypatch):

@@ -12,7 +12,11 @@ The tasks are child Python processes (`sys.executable -c ...`): a hog
 spins on time.monotonic() (the vDSO: no system call, so nothing but the
 tick and preemption enters the kernel) until a deadline; the sleeper
 sleeps `sleep_ms` (time.sleep: clock_nanosleep, an hrtimer) and then
-computes `work_ms` of its own CPU time.  Each child ends by itself a
+computes `work_ms` of its own CPU time in a loop of a count calibrated
+when it starts, so that it makes no system call while it computes:
+reading its CPU clock would (clock_gettime of a CPU-time clock enters the
+kernel, which brings the task's runtime up to date and may end its slice
+between two ticks, as no simulated task's computation does).  Each child ends by itself a
 little after the measurement would, so none outlives a parent that is
 killed outright; normally the parent kills them all when it is done, on
 error and on Ctrl-C.  Affinity is set with sched_setaffinity(2) (what
@@ -58,16 +62,34 @@ while time.monotonic() < end:
 SLEEPER = """\
 import sys, time
 limit, sleep_s, work_s = map(float, sys.argv[1:4])
+
+
+def spin(n):
+    for _ in range(n):
+        pass
+
+
+# calibrate: loops per second of this process's own CPU time, the fastest
+# of five 20-ms trials (a trial slowed by an interruption counts less)
+n = 1000
+while True:
+    t = time.thread_time()
+    spin(n)
+    dt = time.thread_time() - t
+    if dt >= 0.02:
+        break
+    n *= 2
+rate = n / dt
+for _ in range(4):
+    t = time.thread_time()
+    spin(n)
+    rate = max(rate, n / (time.thread_time() - t))
+loops = round(work_s * rate)
 end = time.monotonic() + limit
-print("ready", flush=True)
+print("ready", rate / 1e3, flush=True)
 while time.monotonic() < end:
     time.sleep(sleep_s)
-    # the CPU clock is read every ~1000 loops (a system call: each one makes
-    # perf's sched_stat_runtime event fire)
-    stop = time.thread_time() + work_s
-    while time.thread_time() < stop:
-        for _ in range(1000):
-            pass
+    spin(loops)
 """
 
 
@@ -250,16 +272,21 @@ class _Children:
         return p.pid
 
     def wait_ready(self, timeout=30):
-        """Wait until every child has started its loop (it says "ready")."""
+        """Wait until every child has started its loop (it says "ready",
+        and what follows on its line, returned per child as a list of
+        floats: the sleeper's calibrated loops per ms)."""
         deadline = time.monotonic() + timeout
+        said = []
         for p in self.procs:
             ready, _, _ = select.select([p.stdout], [], [], max(0, deadline - time.monotonic()))
-            line = p.stdout.readline() if ready else ""
-            if line.strip() != "ready":
+            words = (p.stdout.readline() if ready else "").split()
+            if words[:1] != ["ready"]:
                 p.kill()
                 _, err = p.communicate()
                 raise RuntimeError(f"a measurement task did not start (exit {p.returncode}): "
                                    f"{err.strip()[-500:] or 'no output'}")
+            said.append([float(w) for w in words[1:]])
+        return said
 
     def autogroup(self, pid):
         try:
@@ -298,7 +325,8 @@ def measure(nices, seconds=2.0, *, warmup_s=0.5, cpu=None, sleeper=True, sleep_m
     machine_info if given), `cpu`, `window_ns`, `cpu_ns` (each hog's CPU
     time in the window, NumPy int64), `shares` (cpu_ns over their sum),
     `busy` (what all our tasks used of the window's wall time: below 1
-    when other load shared the CPU), `sleeper_cpu_ns`, `cpu_time_source`,
+    when other load shared the CPU), `sleeper_cpu_ns`,
+    `sleeper_loops_per_ms` (its calibration), `cpu_time_source`,
     `autogroups` (each task's, hogs then sleeper), and with latency=True
     and a sleeper `latencies` (its wakeups in the window: time_ns on the
     CLOCK_MONOTONIC, latency_ns) and `latency_source`.
@@ -329,7 +357,7 @@ def measure(nices, seconds=2.0, *, warmup_s=0.5, cpu=None, sleeper=True, sleep_m
                 s = workload["sleeper"]
                 sleeper_pid = children.start(SLEEPER, [limit, s["sleep_ms"] / 1e3,
                                                        s["work_ms"] / 1e3], cpu, s["nice"])
-            children.wait_ready()
+            said = children.wait_ready()
             time.sleep(workload["warmup_s"])
             tasks = pids + ([sleeper_pid] if sleeper_pid else [])
             t0 = time.monotonic_ns()
@@ -348,6 +376,7 @@ def measure(nices, seconds=2.0, *, warmup_s=0.5, cpu=None, sleeper=True, sleep_m
     out = {"workload": workload, "machine": info, "cpu": cpu, "window_ns": t1 - t0,
            "cpu_ns": hogs, "shares": hogs / hogs.sum(), "busy": used.sum() / (t1 - t0),
            "sleeper_cpu_ns": int(used[-1]) if sleeper_pid else None,
+           "sleeper_loops_per_ms": said[-1][0] if sleeper_pid else None,
            "cpu_time_source": cpu_time_source, "autogroups": autogroups}
     if latency:
         out["latencies"] = perf_sched.wakeup_latencies(text, sleeper_pid, t0, t1)
