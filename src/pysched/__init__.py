@@ -13,7 +13,8 @@ and EEVDF, or a policy of your own in Python or C -- driven from Python::
 The package's parts, one folder each: ``policy`` (Python and C policies,
 the registry of presets), ``results`` (frames, metrics, plots, traces
 written), ``analysis`` (per-family formulas and equilibria), ``sweeps``
-(the machinery of ``ps.sweep``), ``trace`` (captures read and replayed),
+(the machinery of ``ps.sweep``), ``search`` (the workload that breaks
+a scheduler), ``trace`` (captures read and replayed),
 ``workloads`` (rt-app and interbench) and ``realkernel`` (the same
 workload on this machine's kernel).  The simulator itself, its programs
 and their time distributions are the modules at the top.
@@ -41,7 +42,7 @@ from .policy.build import ABI_VERSION, PolicyBuildError, PolicyLibrary, build_po
 from .policy.registry import ParamInfo, formula, policies, policy_info, preset_params, presets
 from .simulator import Simulator, TaskView
 from .results import metrics, plot
-from . import analysis, policy, realkernel, results, trace, workloads
+from . import analysis, policy, realkernel, results, search, trace, workloads
 from .sweeps import SweepError, sweep
 from ._moved import install as _install_moved
 
@@ -61,7 +62,8 @@ __all__ = [
     "Policy", "Param", "register_policy", "PolicyBuildError", "build_policy", "include_dir",
     "PolicyLibrary", "ABI_VERSION", "presets", "policies", "policy_info", "formula",
     "preset_params", "ParamInfo",
-    "sweep", "SweepError", "metrics", "plot", "analysis", "trace", "workloads", "realkernel",
+    "sweep", "SweepError", "search", "metrics", "plot", "analysis", "trace", "workloads",
+    "realkernel",
     "policy", "results",
     "EVENT_DTYPE", "EVENT_KINDS", "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",
 ]
