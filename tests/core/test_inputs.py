@@ -506,6 +506,18 @@ ENTRY_POINTS = [
     ("results.plot.shares", "int",
      lambda I: plotted(lambda s, ax: ps.plot.shares(s, tasks=I(1), ax=ax))),
     ("results.plot.task_color", "int", lambda I: ps.plot.task_color(I(3))),
+    ("search.space.Op", "int", lambda I: ps.search.Op("run", I(900))),
+    ("search.space.TaskSpec", "int", lambda I: ps.search.TaskSpec(body=[("run", I(9))], nice=I(5))),
+    ("search.space.hog", "int", lambda I: ps.search.hog(nice=I(5))),
+    ("search.space.Space", "int", lambda I: ps.search.Space(
+        tasks=(I(1), I(2)), start_ops=(I(0), I(1)), body_ops=(I(1), I(2)), us=(I(50), I(900)),
+        nice=(I(0), I(5)))),
+    ("search.search", "int", lambda I: (lambda r: (r.workload, r.score))(ps.search.search(
+        PRESET, ps.search.uncharged_share(), ps.search.Space(tasks=(1, 1)), budget=I(8),
+        seed=I(3), population=I(4), islands=I(1), cpus=I(1), seconds=0.1))),
+    ("search.search", "number", lambda I: (lambda r: (r.workload, r.score))(ps.search.search(
+        PRESET, ps.search.uncharged_share(), ps.search.Space(tasks=(1, 1)), budget=8,
+        population=4, islands=1, seconds=I(1)))),
 ]
 
 # public entry points that take no int (or whose ints are walked elsewhere)
@@ -550,6 +562,22 @@ NO_INT_ARGUMENT = {
     # measure() returned and default_preset() a release string
     "realkernel.machine", "realkernel.count_hz", "realkernel.measure", "realkernel.simulate",
     "realkernel.default_preset",
+    # the search's workloads, objectives and results: what it makes and hands
+    # back, and the draws and shrinks of a Space (a Generator, workloads)
+    "search.space.Op.add_to", "search.space.Op.code", "search.space.TaskSpec.code",
+    "search.space.TaskSpec.program", "search.space.Workload", "search.space.Workload.size",
+    "search.space.Space.random", "search.space.Space.mutate", "search.space.Space.cross",
+    "search.space.Space.smaller", "search.objectives.Run", "search.objectives.Run.share",
+    "search.objectives.Run.charged", "search.objectives.Run.mask", "search.objectives.Objective",
+    "search.objectives.Objective.per_task", "search.objectives.UnchargedShare",
+    "search.objectives.UnchargedShare.per_task", "search.objectives.ShareAboveFair",
+    "search.objectives.ShareAboveFair.per_task", "search.objectives.WorstWakeupLatency",
+    "search.objectives.WorstWakeupLatency.per_task", "search.objectives.uncharged_share",
+    "search.objectives.share_above_fair", "search.objectives.worst_wakeup_latency",
+    "search.result.SearchResult", "search.result.SearchResult.plot",
+    "search.result.SearchResult.rtapp", "search.result.SearchResult.simulator",
+    "search.result.SearchResult.snippet", "search.result.SearchResult.tasks",
+    "search.result.SearchResult.write_rtapp",
 }
 
 
