@@ -69,6 +69,7 @@ static void PolicyDef_dealloc(PolicyDef *self) {
   Py_XDECREF(self->field_index);
   Py_XDECREF(self->rq_index);
   for (int h = 0; h < NHOOKS; h++) Py_XDECREF(self->funcs[h]);
+  for (int h = 0; h < PYX_NOPS; h++) Py_XDECREF(self->ext_funcs[h]);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -80,11 +81,18 @@ static const psHooks pyp_hooks;
  * tuples, fields as names; pysched.policy builds the call from the class. */
 static PyObject *PolicyDef_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   PyObject *cls, *name, *doc, *params, *tfields, *rfields, *headline;
+  PyObject *ext = Py_None;
   int max_prio, hz;
-  if (!PyArg_ParseTuple(args, "OUUO!O!O!O!ii", &cls, &name, &doc, &PyList_Type, &params,
+  if (!PyArg_ParseTuple(args, "OUUO!O!O!O!ii|O", &cls, &name, &doc, &PyList_Type, &params,
                         &PyList_Type, &tfields, &PyList_Type, &rfields, &PyList_Type, &headline,
-                        &max_prio, &hz))
+                        &max_prio, &hz, &ext))
     return NULL;
+  if (ext != Py_None && (PyList_GET_SIZE(tfields) || PyList_GET_SIZE(rfields) ||
+                         PyList_GET_SIZE(headline))) {
+    PyErr_SetString(PyExc_ValueError, "a sched_ext scheduler declares no task_fields, "
+                    "rq_fields or headline: the class's own are shown");
+    return NULL;
+  }
   if (max_prio < 1 || max_prio > 1000000) {
     PyErr_Format(PyExc_ValueError, "max_prio=%d is outside the allowed range 1..1000000", max_prio);
     return NULL;
@@ -191,6 +199,32 @@ static PyObject *PolicyDef_new(PyTypeObject *type, PyObject *args, PyObject *kw)
   pol->rq_fields = self->rq_fields;
   pol->nrq_fields = (int)PyList_GET_SIZE(rfields);
   pol->rq_size = PyList_GET_SIZE(rfields) ? (size_t)PyList_GET_SIZE(rfields) * 8 : 8;
+  if (ext != Py_None) {
+    /* the sched_ext class's tables and hooks; its fields by name */
+    const psPolicy *x = &ps_ext_class;
+    self->ext = 1;
+    pol->task_fields = x->task_fields;
+    pol->ntask_fields = x->ntask_fields;
+    pol->rq_fields = x->rq_fields;
+    pol->nrq_fields = x->nrq_fields;
+    pol->rq_size = x->rq_size;
+    pol->headline = x->headline;
+    pol->max_prio = x->max_prio;
+    pol->hooks = x->hooks;
+    pol->family = &self->ext_ops;
+    for (int k = 0; k < x->ntask_fields; k++) {
+      PyObject *v = PyLong_FromLong(ps_ntask_fields + k);
+      if (!v || PyDict_SetItemString(self->field_index, x->task_fields[k].name, v)) { Py_XDECREF(v); goto fail; }
+      Py_DECREF(v);
+    }
+    for (int k = 0; k < x->nrq_fields; k++) {
+      PyObject *v = PyLong_FromLong(k);
+      if (!v || PyDict_SetItemString(self->rq_index, x->rq_fields[k].name, v)) { Py_XDECREF(v); goto fail; }
+      Py_DECREF(v);
+    }
+    if (pyx_def_init(self, cls, ext)) goto fail;
+    goto presets;
+  }
   for (Py_ssize_t k = 0; k < PyList_GET_SIZE(headline); k++) {
     if (!(self->headline[k] = keep_str(self, PyList_GET_ITEM(headline, k), "headline field"))) goto fail;
     if (name_taken(self, self->headline[k]) != 1) {
@@ -226,6 +260,7 @@ static PyObject *PolicyDef_new(PyTypeObject *type, PyObject *args, PyObject *kw)
   if (!self->funcs[H_SET_SCHEDULER]) pol->hooks.set_scheduler = NULL;
   if (!self->funcs[H_MIGRATE]) pol->hooks.migrate = NULL;
   if (!self->funcs[H_CHECK]) pol->hooks.check = NULL;
+presets:
   self->preset.name = pol->name;
   self->preset.policy = pol;
   self->preset.doc = pol->doc;
@@ -248,7 +283,7 @@ static Context *CTX(const psModel *m) { return (Context *)m->ctx; }
 
 /* Record a failed hook (the Python error is set): keep the exception, fail
  * the step.  Later hooks of this step do nothing. */
-static void hook_failed(Context *c, int h, const psTask *t, const char *what) {
+void pyp_failed(Context *c, const char *name, const psTask *t, const char *what) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
@@ -264,10 +299,10 @@ static void hook_failed(Context *c, int h, const psTask *t, const char *what) {
     if (t) snprintf(task, sizeof task, " (pid %d)", t->pid);
     if (value && PyErr_GivenExceptionMatches(value, PyExc_KeyboardInterrupt))
       snprintf(c->where, sizeof c->where, "policy hook %s was interrupted by Ctrl-C at t=%lld ns%s",
-               hook_names[h], (long long)c->d->now_ns, task);
+               name, (long long)c->d->now_ns, task);
     else
       snprintf(c->where, sizeof c->where, "policy hook %s %s at t=%lld ns%s: %s%s%.120s",
-               hook_names[h], what, (long long)c->d->now_ns, task,
+               name, what, (long long)c->d->now_ns, task,
                value ? type_name(value) : "", value ? ": " : "", msg ? msg : "");
     Py_XDECREF(s);
   } else {
@@ -276,14 +311,18 @@ static void hook_failed(Context *c, int h, const psTask *t, const char *what) {
   ps_fail(c->d, "%s", c->where);
 }
 
+static void hook_failed(Context *c, int h, const psTask *t, const char *what) {
+  pyp_failed(c, hook_names[h], t, what);
+}
+
 /* Run hook h's function on argv (the instance first, n in all): its
  * result, or NULL with the error set.  A Ctrl-C noted while it ran
  * (`pending`), or a signal whose handler raises once it has returned (the
  * handlers run here, not a few instants later), turns its result into a
  * KeyboardInterrupt: the run stops after the hook that was running. */
-static PyObject *invoke(Context *c, int h, PyObject *const *argv, size_t n) {
+PyObject *pyp_invoke(Context *c, PyObject *func, PyObject *const *argv, size_t n) {
   c->in_hook++;
-  PyObject *r = PyObject_Vectorcall(c->def->funcs[h], argv, n, NULL);
+  PyObject *r = PyObject_Vectorcall(func, argv, n, NULL);
   c->in_hook--;
   if (c->in_hook) return r;
   int interrupted = c->pending;
@@ -302,6 +341,10 @@ static PyObject *invoke(Context *c, int h, PyObject *const *argv, size_t n) {
     PyErr_Restore(type, value, tb);
   }
   return r;
+}
+
+static PyObject *invoke(Context *c, int h, PyObject *const *argv, size_t n) {
+  return pyp_invoke(c, c->def->funcs[h], argv, n);
 }
 
 /* Call hook h with the instance and n arguments (stolen; NULL means an
@@ -553,6 +596,8 @@ PyObject *pyp_attach(const module_state *st, PyObject *def, PyObject *inst, psMo
   }
   m->ctx = c;
   a_retune(m, d);
+  /* a sched_ext scheduler's ops.init, once for a state */
+  if (c->def->ext) ps_ext_enable(m, d);
   return (PyObject *)c;
 }
 

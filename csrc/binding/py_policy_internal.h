@@ -7,6 +7,7 @@
 #include "py_policy.h"
 
 #include "engine_internal.h"
+#include "ext/ext_ops.h"
 
 #define PYP_MAX_TASK_FIELDS (PS_TASK_PRIV / 8)
 #define PYP_MAX_RQ_FIELDS 32
@@ -17,6 +18,9 @@ enum {
   H_TASK_FORK, H_TASK_EXIT, H_PUT_PREV, H_TICK, H_YIELD, H_SET_NICE, H_SET_SCHEDULER,
   H_MIGRATE, H_CHECK, NHOOKS
 };
+
+/* The ops of a pysched.ext.Scheduler, in ext_op_names order. */
+#define PYX_NOPS 19
 
 /* A pysched.Policy subclass compiled into the engine's tables. */
 typedef struct {
@@ -31,6 +35,12 @@ typedef struct {
   PyObject *field_index;          /* task field name -> index (generic, then the policy's) */
   PyObject *rq_index;             /* rq field name -> index */
   PyObject *funcs[NHOOKS];        /* the class's functions, NULL where it defines none */
+  /* a pysched.ext.Scheduler: the sched_ext class (ps_ext_class) runs,
+   * calling the ops the class defines (py_ext.c) through ext_ops, which
+   * is pol.family */
+  int ext;
+  PyObject *ext_funcs[PYX_NOPS];
+  psExtOps ext_ops;
 } PolicyDef;
 
 typedef struct {
@@ -86,6 +96,29 @@ int index_arg(PyObject *o, const char *what, long *out);
 PyObject *task_view(Context *c, const psTask *t);
 /* The task a view names, or NULL with an error. */
 psTask *view_task(TaskView *v);
+
+/* ---- py_policy.c ---- */
+/* Call func (a hook's or an op's) on argv with Ctrl-C handled; its result,
+ * or NULL with the error set. */
+PyObject *pyp_invoke(Context *c, PyObject *func, PyObject *const *argv, size_t n);
+/* Record the failure of hook or op `name` (the Python error is set). */
+void pyp_failed(Context *c, const char *name, const psTask *t, const char *what);
+
+/* ---- py_ext.c ---- */
+/* Fill def's ext_funcs and ext_ops from cls and its (dispatch_max_batch,
+ * timeout_ms, flags); 0, or -1 with an error. */
+int pyx_def_init(PolicyDef *def, PyObject *cls, PyObject *settings);
+/* The Context's kfunc methods (views.c lists them). */
+PyObject *pyx_insert(Context *c, PyObject *const *args, Py_ssize_t n);
+PyObject *pyx_move_to_local(Context *c, PyObject *arg);
+PyObject *pyx_create_dsq(Context *c, PyObject *arg);
+PyObject *pyx_kick_cpu(Context *c, PyObject *const *args, Py_ssize_t n);
+PyObject *pyx_nr_queued(Context *c, PyObject *arg);
+PyObject *pyx_select_cpu_dfl(Context *c, PyObject *const *args, Py_ssize_t n);
+PyObject *pyx_pick_idle_cpu(Context *c, PyObject *const *args, Py_ssize_t n);
+PyObject *pyx_test_and_clear_cpu_idle(Context *c, PyObject *arg);
+PyObject *pyx_error(Context *c, PyObject *arg);
+PyObject *pyx_exit_info(Context *c, PyObject *unused);
 
 extern PyType_Spec pyp_context_spec, pyp_task_spec, pyp_runqueue_spec;
 

@@ -296,6 +296,22 @@ static PyMethodDef Context_methods[] = {
      "interrupt_hook(thread): the grace period is over: SIGINT to thread if the hook still runs"},
     {"log_event", (PyCFunction)(void (*)(void))Context_log_event, METH_FASTCALL,
      "log_event(kind, cpu, task, other, prio, value): a policy event in the event log"},
+    /* the kfuncs of a sched_ext scheduler (py_ext.c) */
+    {"ext_insert", (PyCFunction)(void (*)(void))pyx_insert, METH_FASTCALL,
+     "ext_insert(task, dsq_id, slice, vtime or None, enq_flags)"},
+    {"ext_move_to_local", (PyCFunction)pyx_move_to_local, METH_O, "ext_move_to_local(dsq_id)"},
+    {"ext_create_dsq", (PyCFunction)pyx_create_dsq, METH_O, "ext_create_dsq(dsq_id)"},
+    {"ext_kick_cpu", (PyCFunction)(void (*)(void))pyx_kick_cpu, METH_FASTCALL,
+     "ext_kick_cpu(cpu, flags)"},
+    {"ext_nr_queued", (PyCFunction)pyx_nr_queued, METH_O, "ext_nr_queued(dsq_id)"},
+    {"ext_select_cpu_dfl", (PyCFunction)(void (*)(void))pyx_select_cpu_dfl, METH_FASTCALL,
+     "ext_select_cpu_dfl(task, prev_cpu, wake_flags) -> (cpu, is_idle)"},
+    {"ext_pick_idle_cpu", (PyCFunction)(void (*)(void))pyx_pick_idle_cpu, METH_FASTCALL,
+     "ext_pick_idle_cpu(cpus_allowed, flags)"},
+    {"ext_test_and_clear_cpu_idle", (PyCFunction)pyx_test_and_clear_cpu_idle, METH_O,
+     "ext_test_and_clear_cpu_idle(cpu)"},
+    {"ext_error", (PyCFunction)pyx_error, METH_O, "ext_error(msg): scx_bpf_error"},
+    {"ext_exit_info", (PyCFunction)pyx_exit_info, METH_NOARGS, "(kind, message, dump)"},
     {NULL},
 };
 
@@ -365,7 +381,13 @@ static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
   const psFieldInfo *f = ps_field_info(c->m, i);
   const char *fname = f->name;
   long long lo = INT64_MIN, hi = INT64_MAX;
-  if (i >= ps_ntask_fields) {
+  if (c->def->ext && strcmp(fname, "slice") && strcmp(fname, "dsq_vtime")) {
+    PyErr_Format(PyExc_AttributeError, "pid %d: %s is the sched_ext class's (a scheduler sets "
+                 "slice and dsq_vtime)", t->pid, fname);
+    return -1;
+  } else if (c->def->ext && !strcmp(fname, "slice")) {
+    lo = 0;
+  } else if (i >= ps_ntask_fields) {
     /* the policy's own int64 field */
   } else if (!strcmp(fname, "prio") || !strcmp(fname, "static_prio")) {
     lo = 0, hi = c->m->policy->max_prio;

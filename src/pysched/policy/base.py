@@ -235,15 +235,23 @@ def definition(cls):
     if not (isinstance(cls, type) and issubclass(cls, Policy)) or cls is Policy:
         raise TypeError(f"a policy must be a subclass of pysched.Policy, not {cls!r}")
     decl = _declaration(cls)
+    ext = getattr(cls, "_ext_settings", None)
+    if ext is not None:
+        decl = decl + (ext(),)
     cached = cls.__dict__.get("_pysched_def")
     if cached is not None and cached[0] == decl:
         return cached[1]
-    missing = [h for h in MANDATORY if getattr(cls, h, None) is None]
+    ext = getattr(cls, "_ext_settings", None)
+    ext = ext() if ext is not None else None
+    missing = [h for h in MANDATORY if getattr(cls, h, None) is None] if ext is None else []
     if missing:
         raise TypeError(f"policy {cls.__name__} lacks the mandatory hooks {missing}")
-    name, doc, params, tfields, rfields, headline, max_prio, hz = decl
+    name, doc, params, tfields, rfields, headline, max_prio, hz = decl[:8]
+    if ext is not None:
+        # a sched_ext scheduler (pysched.ext): the class's fields are shown
+        tfields = rfields = headline = ()
     pdef = _core.PolicyDef(cls, name, doc, list(params), list(tfields), list(rfields),
-                           list(headline), max_prio, hz)
+                           list(headline), max_prio, hz, *([ext] if ext is not None else []))
     cls._pysched_def = (decl, pdef)
     return pdef
 

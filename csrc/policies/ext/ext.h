@@ -1,0 +1,144 @@
+/* The sched_ext class's own state and what its files share: the per-task
+ * sched_ext_entity (psTask.priv), the per-CPU runqueue with its local DSQ,
+ * and the state the kernel keeps in globals (the global DSQ, the user DSQs,
+ * the dispatch buffer, idle tracking, the exit), which lives in CPU 0's
+ * runqueue area: the engine gives a policy no other area that copies and
+ * snapshots carry.
+ *
+ * Files: ext_dsq.c (dispatch queues), ext_class.c (the class's rules and
+ * the psPolicy), ext_kfuncs.c (the kfuncs, idle tracking, errors).
+ * Read: kernel/sched/ext.c and include/linux/sched/ext.h of 6.12.y
+ * (GrapheneOS/kernel_common-6.12), Documentation/scheduler/sched-ext.rst. */
+#ifndef PS_EXT_H
+#define PS_EXT_H
+#include "ext_ops.h"
+
+#define EXT_MAX_USER_DSQS 64
+#define EXT_MAX_BATCH EXT_MAX_BATCH_PUBLIC
+#define EXT_MSG_LEN 256
+#define EXT_DUMP_LEN 2048
+
+/* sched_ext_entity.flags */
+enum {
+  EXT_TASK_QUEUED = 1,            /* SCX_TASK_QUEUED: runnable in the class */
+  EXT_TASK_RESET_RUNNABLE_AT = 2, /* SCX_TASK_RESET_RUNNABLE_AT */
+  EXT_TASK_RUNNABLE = 4,          /* on the runnable list (the watchdog's) */
+  EXT_TASK_ON_PRIQ = 8,           /* SCX_TASK_DSQ_ON_PRIQ */
+  EXT_TASK_ENABLED = 16,          /* SCX_TASK_ENABLED (ops.enable called) */
+};
+/* ops_state: SCX_OPSS_NONE (the class owns it) or QUEUED (the scheduler does) */
+enum { EXT_OPSS_NONE = 0, EXT_OPSS_QUEUED = 2 };
+
+/* A task's sched_ext_entity (and the RT list links of an RT task). */
+typedef struct ext_task {
+  uint64_t slice;                 /* ns left */
+  uint64_t dsq_vtime;
+  uint64_t dsq_id;                /* the DSQ it is on, SCX_DSQ_INVALID if none */
+  uint64_t ddsp_dsq_id;           /* direct dispatch verdict, SCX_DSQ_INVALID if none */
+  uint64_t ddsp_enq_flags;
+  int64_t runnable_at;            /* jiffies */
+  int64_t exec_start;             /* ns: update_curr_scx's last point */
+  int32_t next, prev;             /* DSQ (or RT list) links, task indices, -1 */
+  uint32_t weight;                /* 1..10000 */
+  int32_t flags;                  /* EXT_TASK_* */
+  int32_t ops_state;              /* EXT_OPSS_* */
+  int32_t pad;
+} ext_task;
+
+/* A dispatch queue: a list of task indices, FIFO or ordered by dsq_vtime
+ * (one or the other while it holds tasks). */
+typedef struct ext_dsq {
+  uint64_t id;
+  int32_t head, tail;
+  int32_t nr;
+  int32_t priq;                   /* holds vtime-ordered tasks */
+} ext_dsq;
+
+typedef struct ext_dsp_ent {
+  int32_t task;
+  int32_t pad;
+  uint64_t dsq_id, enq_flags;
+} ext_dsp_ent;
+
+/* What the kernel keeps in globals (ext.c: global_dsqs, dsq_hash,
+ * scx_dsp_ctx, idle_masks, direct_dispatch_task, scx_exit_info ...). */
+typedef struct ext_shared {
+  ext_dsq global;
+  ext_dsq user[EXT_MAX_USER_DSQS];
+  int32_t nuser;
+  int32_t enabled;                /* 1 while the scheduler's ops run */
+  int32_t exit_kind;              /* SCX_EXIT_* */
+  int32_t op;                     /* EXT_OP_* being called, -1 none */
+  int32_t ddsp_task;              /* direct_dispatch_task: task index, -1 none, -2 spent */
+  int32_t dsp_cpu;                /* CPU whose ops.dispatch runs, -1 none */
+  int32_t dsp_cursor, dsp_nr_tasks;
+  int32_t this_cpu;               /* the CPU an op runs on (smp_processor_id) */
+  int32_t inited;                 /* ops.init has been called */
+  ext_dsp_ent dsp_buf[EXT_MAX_BATCH];
+  uint64_t idle_mask;             /* idle_masks.cpu */
+  uint64_t watchdog_next;         /* jiffies of the next watchdog check */
+  int64_t exit_ns;
+  char exit_msg[EXT_MSG_LEN];
+  char dump[EXT_DUMP_LEN];
+} ext_shared;
+
+/* The per-CPU runqueue: its local DSQ, the RT tasks queued on it (above
+ * the class), counters; CPU 0's also holds ext_shared. */
+typedef struct ext_rq {
+  ext_dsq local;
+  int32_t rt_head, rt_tail;
+  int32_t nr_running;             /* rq->scx.nr_running */
+  int32_t rt_nr_running;
+  int64_t nr_dispatched;          /* tasks moved into this local DSQ */
+  int64_t nr_kicks;
+  int64_t nr_keep_prev;           /* schedules that kept prev running */
+  int32_t distribute_prev;        /* cpumask_any_and_distribute's per-CPU cursor */
+  int32_t pad;
+  ext_shared shared;
+} ext_rq;
+
+
+static inline ext_task *XT(psTask *p) { return (ext_task *)p->priv; }
+static inline const ext_task *XTc(const psTask *p) { return (const ext_task *)p->priv; }
+static inline ext_rq *XRQ(const psModel *m, const psData *d, int cpu) {
+  return (ext_rq *)ps_rq(m, d, cpu);
+}
+static inline ext_shared *XS(const psModel *m, const psData *d) { return &XRQ(m, d, 0)->shared; }
+/* the scheduler's ops, or NULL once it has exited (and for a model not yet
+ * attached to its ops) */
+static inline const psExtOps *XOPS(const psModel *m, const psData *d) {
+  return XS(m, d)->enabled ? (const psExtOps *)m->policy->family : NULL;
+}
+static inline int ext_rt(const psTask *p) { return p->policy != PS_SCHED_NORMAL; }
+static inline int ext_allowed(const psTask *p, int cpu) { return (int)(p->cpus_allowed >> cpu & 1); }
+
+/* ---- ext_dsq.c ---- */
+void ext_dsq_init(ext_dsq *q, uint64_t id);
+/* dispatch_enqueue's list part: FIFO (tail, or head with SCX_ENQ_HEAD) or
+ * by dsq_vtime with SCX_ENQ_DSQ_PRIQ */
+void ext_dsq_add(psData *d, ext_dsq *q, int32_t i, uint64_t enq_flags);
+void ext_dsq_remove(psData *d, ext_dsq *q, int32_t i);
+/* the DSQ a task's dsq_id names (its CPU's local DSQ for a local one), NULL none */
+ext_dsq *ext_dsq_of(const psModel *m, psData *d, const psTask *p);
+ext_dsq *ext_user_dsq(const psModel *m, const psData *d, uint64_t id);
+
+/* ---- ext_class.c ---- */
+/* dispatch_enqueue: p into q, with the local DSQ's preemption rule */
+void ext_dispatch_enqueue(const psModel *m, psData *d, ext_dsq *q, psTask *p, uint64_t enq_flags);
+/* move p (owned by the class) into cpu's local DSQ, migrating it; 0 when
+ * its affinity forbids (after an error, into the global DSQ) */
+void ext_dispatch_to_local(const psModel *m, psData *d, int cpu, psTask *p, uint64_t enq_flags);
+/* consume_dispatch_q: the first task of q that may run on cpu into its local DSQ */
+int ext_consume_dsq(const psModel *m, psData *d, int cpu, ext_dsq *q);
+/* find_dsq_for_dispatch: NULL for a local DSQ (*cpu set) */
+ext_dsq *ext_find_dsq(const psModel *m, psData *d, uint64_t dsq_id, psTask *p, int *cpu);
+void ext_flush_dispatch_buf(const psModel *m, psData *d, int cpu);
+
+/* ---- ext_kfuncs.c ---- */
+/* scx_ops_error: the scheduler ends with kind and a message naming the op
+ * being called and the time; the class goes on without its ops */
+void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void ext_update_idle(const psModel *m, psData *d, int cpu, int idle, int notify);
+
+#endif

@@ -1,0 +1,135 @@
+/* The sched_ext class's interface to a scheduler written for it: the ops
+ * table (struct sched_ext_ops of include/linux/sched/ext.h and
+ * kernel/sched/ext.c, 6.12) and the kfuncs (ext_kfuncs.c), with the
+ * kernel's constants.  Every op and kfunc takes the simulator (m, d) first,
+ * where the kernel has globals: a header of the BPF dialect
+ * (BPF_STRUCT_OPS, scx_bpf_dsq_insert(p, dsq_id, slice, flags) ...) can sit
+ * on top by passing them implicitly.  Python ops reach the class through the
+ * binding's table of adapters (csrc/binding/py_ext.c).
+ *
+ * The names are those of 6.13 and later (scx_bpf_dsq_insert,
+ * scx_bpf_dsq_move_to_local), whose rules are those of 6.12's
+ * scx_bpf_dispatch and scx_bpf_consume. */
+#ifndef PS_EXT_OPS_H
+#define PS_EXT_OPS_H
+#include <stdint.h>
+
+#include "engine_internal.h"
+
+/* DSQ ids (include/linux/sched/ext.h, enum scx_dsq_id_flags) */
+#define SCX_DSQ_FLAG_BUILTIN (1ULL << 63)
+#define SCX_DSQ_FLAG_LOCAL_ON (1ULL << 62)
+#define SCX_DSQ_INVALID (SCX_DSQ_FLAG_BUILTIN | 0)
+#define SCX_DSQ_GLOBAL (SCX_DSQ_FLAG_BUILTIN | 1)
+#define SCX_DSQ_LOCAL (SCX_DSQ_FLAG_BUILTIN | 2)
+#define SCX_DSQ_LOCAL_ON (SCX_DSQ_FLAG_BUILTIN | SCX_DSQ_FLAG_LOCAL_ON)
+#define SCX_DSQ_LOCAL_CPU_MASK 0xffffffffULL
+
+/* include/linux/sched/ext.h: the default slice, 20 ms */
+#define SCX_SLICE_DFL (20ULL * 1000 * 1000)
+
+/* kernel/sched/ext.c, enum scx_consts */
+#define SCX_DSP_DFL_MAX_BATCH 32
+#define SCX_DSP_MAX_LOOPS 32
+#define SCX_WATCHDOG_MAX_TIMEOUT_MS 30000
+/* the largest dispatch_max_batch this class takes */
+#define EXT_MAX_BATCH_PUBLIC 256
+
+/* wake flags (core.c's WF_*, 6.12 sched.h) */
+enum { SCX_WAKE_FORK = 0x04, SCX_WAKE_TTWU = 0x08, SCX_WAKE_SYNC = 0x10 };
+
+/* enqueue flags (enum scx_enq_flags) */
+#define SCX_ENQ_WAKEUP 0x01ULL
+#define SCX_ENQ_HEAD 0x10ULL
+#define SCX_ENQ_PREEMPT (1ULL << 32)
+#define SCX_ENQ_REENQ (1ULL << 40)
+#define SCX_ENQ_LAST (1ULL << 41)
+#define SCX_ENQ_INTERNAL_MASK (0xffULL << 56)
+#define SCX_ENQ_CLEAR_OPSS (1ULL << 56)
+#define SCX_ENQ_DSQ_PRIQ (1ULL << 57)
+
+/* dequeue flags (enum scx_deq_flags) */
+#define SCX_DEQ_SLEEP 0x01ULL
+
+/* kick flags (enum scx_kick_flags) */
+#define SCX_KICK_IDLE (1ULL << 0)
+#define SCX_KICK_PREEMPT (1ULL << 1)
+#define SCX_KICK_WAIT (1ULL << 2)
+
+/* ops flags (enum scx_ops_flags) this class implements */
+#define SCX_OPS_KEEP_BUILTIN_IDLE (1ULL << 0)
+#define SCX_OPS_ENQ_LAST (1ULL << 1)
+
+/* enum scx_exit_kind */
+enum {
+  SCX_EXIT_NONE = 0,
+  SCX_EXIT_DONE = 1,
+  SCX_EXIT_ERROR = 1024,
+  SCX_EXIT_ERROR_BPF = 1025,
+  SCX_EXIT_ERROR_STALL = 1026,
+};
+
+/* The ops by index, and their names (ext_kfuncs.c): errors name the op
+ * being called. */
+enum {
+  EXT_OP_SELECT_CPU, EXT_OP_ENQUEUE, EXT_OP_DEQUEUE, EXT_OP_DISPATCH, EXT_OP_TICK,
+  EXT_OP_RUNNABLE, EXT_OP_RUNNING, EXT_OP_STOPPING, EXT_OP_QUIESCENT, EXT_OP_YIELD,
+  EXT_OP_SET_WEIGHT, EXT_OP_SET_CPUMASK, EXT_OP_UPDATE_IDLE, EXT_OP_INIT_TASK,
+  EXT_OP_EXIT_TASK, EXT_OP_ENABLE, EXT_OP_DISABLE, EXT_OP_INIT, EXT_OP_EXIT, EXT_NOPS
+};
+extern const char *const ext_op_names[EXT_NOPS];
+
+/* The ops, in struct sched_ext_ops order; any may be NULL (the class then
+ * does what the kernel does without it). */
+typedef struct psExtOps {
+  int32_t (*select_cpu)(const psModel *m, psData *d, psTask *p, int32_t prev_cpu,
+                        uint64_t wake_flags);
+  void (*enqueue)(const psModel *m, psData *d, psTask *p, uint64_t enq_flags);
+  void (*dequeue)(const psModel *m, psData *d, psTask *p, uint64_t deq_flags);
+  void (*dispatch)(const psModel *m, psData *d, int32_t cpu, psTask *prev);
+  void (*tick)(const psModel *m, psData *d, psTask *p);
+  void (*runnable)(const psModel *m, psData *d, psTask *p, uint64_t enq_flags);
+  void (*running)(const psModel *m, psData *d, psTask *p);
+  void (*stopping)(const psModel *m, psData *d, psTask *p, int runnable);
+  void (*quiescent)(const psModel *m, psData *d, psTask *p, uint64_t deq_flags);
+  int (*yield)(const psModel *m, psData *d, psTask *from, psTask *to);
+  void (*set_weight)(const psModel *m, psData *d, psTask *p, uint32_t weight);
+  void (*set_cpumask)(const psModel *m, psData *d, psTask *p, uint64_t cpumask);
+  void (*update_idle)(const psModel *m, psData *d, int32_t cpu, int idle);
+  int32_t (*init_task)(const psModel *m, psData *d, psTask *p, int fork);
+  void (*exit_task)(const psModel *m, psData *d, psTask *p, int cancelled);
+  void (*enable)(const psModel *m, psData *d, psTask *p);
+  void (*disable)(const psModel *m, psData *d, psTask *p);
+  int32_t (*init)(const psModel *m, psData *d);
+  void (*exit)(const psModel *m, psData *d, int32_t kind, const char *reason, const char *msg);
+  uint32_t dispatch_max_batch;  /* 0: SCX_DSP_DFL_MAX_BATCH */
+  uint64_t flags;               /* SCX_OPS_* */
+  uint32_t timeout_ms;          /* 0: SCX_WATCHDOG_MAX_TIMEOUT */
+} psExtOps;
+
+/* ---- kfuncs (ext_kfuncs.c), valid from within the ops ---- */
+void scx_bpf_dsq_insert(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, uint64_t slice,
+                        uint64_t enq_flags);
+void scx_bpf_dsq_insert_vtime(const psModel *m, psData *d, psTask *p, uint64_t dsq_id,
+                              uint64_t slice, uint64_t vtime, uint64_t enq_flags);
+int scx_bpf_dsq_move_to_local(const psModel *m, psData *d, uint64_t dsq_id);
+int32_t scx_bpf_create_dsq(const psModel *m, psData *d, uint64_t dsq_id, int32_t node);
+void scx_bpf_kick_cpu(const psModel *m, psData *d, int32_t cpu, uint64_t flags);
+int32_t scx_bpf_dsq_nr_queued(const psModel *m, psData *d, uint64_t dsq_id);
+int32_t scx_bpf_select_cpu_dfl(const psModel *m, psData *d, psTask *p, int32_t prev_cpu,
+                               uint64_t wake_flags, int *is_idle);
+int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, uint64_t cpus_allowed, uint64_t flags);
+int scx_bpf_test_and_clear_cpu_idle(const psModel *m, psData *d, int32_t cpu);
+uint64_t scx_bpf_now(const psModel *m, const psData *d);
+void scx_bpf_error(const psModel *m, psData *d, const char *msg);
+
+/* scx_ops_enable's ops.init, once for a state; 0 or its error */
+int32_t ps_ext_enable(const psModel *m, psData *d);
+/* How the scheduler ended: SCX_EXIT_NONE while it runs, else the kind, with
+ * its message (op, time, what) and the dump of the state it ended in. */
+int ps_ext_exit_info(const psModel *m, const psData *d, const char **msg, const char **dump);
+
+/* The class: a psPolicy to copy, with its ops as psPolicy.family. */
+extern const psPolicy ps_ext_class;
+
+#endif

@@ -1,0 +1,168 @@
+"""sched_ext schedulers in Python: the kernel's sched_ext class
+(``kernel/sched/ext.c``, 6.12) runs in C -- its dispatch queues (DSQs),
+slices, idle tracking, watchdog and rules -- and calls the ops of a
+:class:`Scheduler` subclass, as the kernel calls a BPF scheduler's
+``struct sched_ext_ops``.
+
+A scheduler is a subclass whose methods are the ops it implements; an op
+it leaves out does what the kernel does without it (no ``enqueue``: the
+task goes to the global DSQ with ``SLICE_DFL``; no ``dispatch``: a CPU
+takes only from the global DSQ; no ``select_cpu``: ``select_cpu_dfl``).
+The kfuncs are its methods (``dsq_insert``, ``dsq_insert_vtime``,
+``dsq_move_to_local``, ``create_dsq``, ``kick_cpu``, ``select_cpu_dfl``,
+``pick_idle_cpu``, ``test_and_clear_cpu_idle``, ``dsq_nr_queued``,
+``now``).  Tasks reach the ops as Task views with the class's fields
+``slice`` and ``dsq_vtime`` (which an op may set), ``weight`` (1..10000,
+nice 0 is 100) and ``dsq_id``, and ``cpus_allowed`` (a bit mask)::
+
+    class GlobalFifo(ps.ext.Scheduler):
+        pass                       # no ops: the global DSQ, 20 ms slices
+
+    sim = ps.Simulator(GlobalFifo, cpus=4)
+
+See ``docs/extending/sched-ext.md``.
+"""
+from ..policy.base import Policy
+
+__all__ = ["Scheduler", "SCX_DSQ_GLOBAL", "SCX_DSQ_LOCAL", "SCX_DSQ_LOCAL_ON", "SCX_DSQ_INVALID",
+           "SCX_SLICE_DFL", "SCX_ENQ_WAKEUP", "SCX_ENQ_HEAD", "SCX_ENQ_PREEMPT", "SCX_ENQ_LAST",
+           "SCX_DEQ_SLEEP", "SCX_KICK_IDLE", "SCX_KICK_PREEMPT", "SCX_WAKE_FORK", "SCX_WAKE_TTWU",
+           "SCX_WAKE_SYNC", "SCX_OPS_KEEP_BUILTIN_IDLE", "SCX_OPS_ENQ_LAST", "SCX_EXIT_NONE",
+           "SCX_EXIT_ERROR", "SCX_EXIT_ERROR_BPF", "SCX_EXIT_ERROR_STALL", "ExitInfo"]
+
+# include/linux/sched/ext.h and kernel/sched/ext.c (6.12)
+SCX_DSQ_FLAG_BUILTIN = 1 << 63
+SCX_DSQ_FLAG_LOCAL_ON = 1 << 62
+SCX_DSQ_INVALID = SCX_DSQ_FLAG_BUILTIN | 0
+SCX_DSQ_GLOBAL = SCX_DSQ_FLAG_BUILTIN | 1
+SCX_DSQ_LOCAL = SCX_DSQ_FLAG_BUILTIN | 2
+SCX_DSQ_LOCAL_ON = SCX_DSQ_FLAG_BUILTIN | SCX_DSQ_FLAG_LOCAL_ON
+SCX_SLICE_DFL = 20_000_000
+SCX_ENQ_WAKEUP = 0x01
+SCX_ENQ_HEAD = 0x10
+SCX_ENQ_PREEMPT = 1 << 32
+SCX_ENQ_LAST = 1 << 41
+SCX_DEQ_SLEEP = 0x01
+SCX_KICK_IDLE = 1 << 0
+SCX_KICK_PREEMPT = 1 << 1
+SCX_WAKE_FORK = 0x04
+SCX_WAKE_TTWU = 0x08
+SCX_WAKE_SYNC = 0x10
+SCX_OPS_KEEP_BUILTIN_IDLE = 1 << 0
+SCX_OPS_ENQ_LAST = 1 << 1
+SCX_EXIT_NONE = 0
+SCX_EXIT_ERROR = 1024
+SCX_EXIT_ERROR_BPF = 1025
+SCX_EXIT_ERROR_STALL = 1026
+
+_EXIT_KINDS = {SCX_EXIT_NONE: "none", SCX_EXIT_ERROR: "error", SCX_EXIT_ERROR_BPF: "error_bpf",
+               SCX_EXIT_ERROR_STALL: "error_stall"}
+_FLAGS = SCX_OPS_KEEP_BUILTIN_IDLE | SCX_OPS_ENQ_LAST
+
+
+class ExitInfo(tuple):
+    """How a scheduler ended (struct scx_exit_info): ``kind`` (an
+    ``SCX_EXIT_*``, ``SCX_EXIT_NONE`` while it runs), ``kind_name``,
+    ``msg`` (the op, the time, what went wrong) and ``dump`` (the state it
+    ended in: each CPU's current task and local DSQ, every runnable task)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind, msg, dump):
+        return super().__new__(cls, (kind, msg, dump))
+
+    kind = property(lambda self: self[0])
+    msg = property(lambda self: self[1])
+    dump = property(lambda self: self[2])
+    kind_name = property(lambda self: _EXIT_KINDS.get(self[0], str(self[0])))
+
+    def __repr__(self):
+        return f"ExitInfo(kind={self.kind_name}, msg={self.msg!r})"
+
+
+class Scheduler(Policy):
+    """Base class of sched_ext schedulers written in Python (module doc).
+
+    Class attributes, as ``struct sched_ext_ops``'s fields:
+    ``dispatch_max_batch`` (0: 32), ``timeout_ms`` (the watchdog's, 0:
+    30000, at most 30000) and ``flags`` (``SCX_OPS_KEEP_BUILTIN_IDLE``,
+    ``SCX_OPS_ENQ_LAST``).  ``params`` declares parameters as for any
+    Python policy (``pysched.Param``).  The ops are methods named as in
+    the kernel (``yield_`` for yield); ``init()`` runs once, before any
+    task, and may create DSQs."""
+
+    dispatch_max_batch = 0
+    timeout_ms = 0
+    flags = 0
+
+    @classmethod
+    def _ext_settings(cls):
+        for name, hi in (("dispatch_max_batch", 256), ("timeout_ms", 30000)):
+            v = getattr(cls, name)
+            if type(v) is not int or not 0 <= v <= hi:
+                raise ValueError(f"{cls.__name__}.{name}={v!r} is outside the allowed range 0..{hi}")
+        if type(cls.flags) is not int or cls.flags & ~_FLAGS or cls.flags < 0:
+            raise ValueError(f"{cls.__name__}.flags={cls.flags!r}: only SCX_OPS_KEEP_BUILTIN_IDLE "
+                             f"and SCX_OPS_ENQ_LAST are supported")
+        return (cls.dispatch_max_batch, cls.timeout_ms, cls.flags)
+
+    # ---- kfuncs ----
+
+    def dsq_insert(self, p, dsq_id, slice=SCX_SLICE_DFL, enq_flags=0):
+        """scx_bpf_dsq_insert: p into the FIFO of DSQ dsq_id with slice ns
+        (0 keeps its slice): from select_cpu or enqueue, a direct dispatch of
+        the task being enqueued; from dispatch, up to dispatch_max_batch."""
+        self._ctx.ext_insert(p, dsq_id, slice, None, enq_flags)
+
+    def dsq_insert_vtime(self, p, dsq_id, slice, vtime, enq_flags=0):
+        """scx_bpf_dsq_insert_vtime: p into user DSQ dsq_id ordered by vtime."""
+        self._ctx.ext_insert(p, dsq_id, slice, vtime, enq_flags)
+
+    def dsq_move_to_local(self, dsq_id):
+        """scx_bpf_dsq_move_to_local (6.12: scx_bpf_consume), from dispatch:
+        the first task of DSQ dsq_id that may run on this CPU into its local
+        DSQ; True if one moved."""
+        return self._ctx.ext_move_to_local(dsq_id)
+
+    def create_dsq(self, dsq_id):
+        """scx_bpf_create_dsq: 0, or -errno (-EEXIST, -EINVAL for a built-in id)."""
+        return self._ctx.ext_create_dsq(dsq_id)
+
+    def kick_cpu(self, cpu, flags=0):
+        """scx_bpf_kick_cpu: reschedule cpu (SCX_KICK_IDLE: only if idle;
+        SCX_KICK_PREEMPT: its task's slice to 0 first)."""
+        self._ctx.ext_kick_cpu(cpu, flags)
+
+    def dsq_nr_queued(self, dsq_id):
+        """scx_bpf_dsq_nr_queued: tasks in the DSQ, or -ENOENT (-2)."""
+        return self._ctx.ext_nr_queued(dsq_id)
+
+    def select_cpu_dfl(self, p, prev_cpu, wake_flags):
+        """scx_bpf_select_cpu_dfl: (cpu, is_idle)."""
+        return self._ctx.ext_select_cpu_dfl(p, prev_cpu, wake_flags)
+
+    def pick_idle_cpu(self, cpus_allowed, flags=0):
+        """scx_bpf_pick_idle_cpu: an idle CPU of the mask, claimed, or -EBUSY (-16)."""
+        return self._ctx.ext_pick_idle_cpu(cpus_allowed, flags)
+
+    def test_and_clear_cpu_idle(self, cpu):
+        """scx_bpf_test_and_clear_cpu_idle."""
+        return self._ctx.ext_test_and_clear_cpu_idle(cpu)
+
+    def now(self):
+        """scx_bpf_now: the simulated time, ns."""
+        return self._ctx.now_ns
+
+    def error(self, msg):
+        """scx_bpf_error: end the scheduler with msg."""
+        self._ctx.ext_error(str(msg))
+
+    @property
+    def exit_info(self):
+        """How the scheduler ended (:class:`ExitInfo`); kind SCX_EXIT_NONE while it runs."""
+        return ExitInfo(*self._ctx.ext_exit_info())
+
+    @staticmethod
+    def local_on(cpu):
+        """SCX_DSQ_LOCAL_ON | cpu: the local DSQ of cpu."""
+        return SCX_DSQ_LOCAL_ON | cpu
