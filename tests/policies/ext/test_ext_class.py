@@ -1,0 +1,207 @@
+"""The sched_ext class (csrc/policies/ext/) running schedulers written in
+Python (pysched.ext): the shares a weighted-vtime scheduler gives, the
+round robin of a FIFO one, the global DSQ keeping every CPU busy, prev
+kept running, the watchdog, the errors a scheduler's mistakes end it with,
+and runs however cut, copied and pickled."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import pysched as ps
+from pysched import ext
+from pysched.ext.examples import Central, GlobalFifo, PerCpu, Simple
+
+NICE0, NICE5 = 1024, 335  # sched_prio_to_weight[20], [25]
+
+
+def hogs(sim, names_nices):
+    return [sim.spawn(ps.programs.cpu_hog(), name=n, nice=nice) for n, nice in names_nices]
+
+
+def cpu_of(sim, prefix):
+    return sum(int(r["cpu_ns"]) for r in sim.stats() if r["name"].startswith(prefix))
+
+
+@pytest.mark.parametrize("cpus", [1, 4])
+def test_weighted_vtime_gives_the_kernel_weight_ratio(cpus):
+    sim = ps.Simulator(Simple, cpus=cpus)
+    hogs(sim, [(f"a{i}", 0) for i in range(cpus)] + [(f"b{i}", 5) for i in range(cpus)])
+    sim.run(seconds=20)
+    share = cpu_of(sim, "a") / (cpu_of(sim, "a") + cpu_of(sim, "b"))
+    assert abs(share - NICE0 / (NICE0 + NICE5)) < 0.01
+    assert sim._policy.exit_info.kind == ext.SCX_EXIT_NONE
+
+
+def test_fifo_mode_round_robins_at_the_slice():
+    sim = ps.Simulator(Simple, params={"fifo": 1}, record="events")
+    hogs(sim, [("a", 0), ("b", 5)])
+    sim.run(seconds=1)
+    # nice does not matter to FIFO: each runs SCX_SLICE_DFL (20 ms) in turn
+    assert abs(cpu_of(sim, "a") - cpu_of(sim, "b")) <= ext.SCX_SLICE_DFL
+    runs = [e for e in sim.events() if e["kind"] == ps.EVENT_KINDS.index("switch")]
+    gaps = np.diff([int(e["time_ns"]) for e in runs])
+    assert len(runs) >= 49 and set(gaps[1:-1]) == {ext.SCX_SLICE_DFL}
+
+
+def test_global_fifo_never_leaves_a_cpu_idle_while_a_task_waits():
+    sim = ps.Simulator(GlobalFifo, cpus=4)
+    hogs(sim, [(f"h{i}", 0) for i in range(8)])
+    sim.run(seconds=2)
+    busy = [int(b) for b in sim.cpu_stats()["busy_ns"]]
+    assert busy == [2 * 10**9] * 4
+    assert cpu_of(sim, "h") == 8 * 10**9
+    # round robin through one queue: every hog within a slice of its fair part
+    assert all(abs(int(r["cpu_ns"]) - 10**9) <= ext.SCX_SLICE_DFL for r in sim.stats())
+
+
+def test_prev_keeps_running_when_nothing_else_is_queued():
+    sim = ps.Simulator(GlobalFifo, cpus=1)
+    hogs(sim, [("alone", 0)])
+    sim.run(seconds=1)
+    st = sim.cpu_stats()
+    # its slice ran out 49 times; each time the class kept it running
+    assert int(st["nr_keep_prev"][0]) >= 49
+    assert int(sim.stats()[0]["nivcsw"]) == 0
+
+
+class Hoarder(ext.Scheduler):
+    """Takes tasks in enqueue and never dispatches them (and no direct
+    dispatch from the default select_cpu to an idle CPU)."""
+    timeout_ms = 1000
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        return prev_cpu
+
+    def init(self):
+        self.held = []
+
+    def enqueue(self, p, enq_flags):
+        self.held.append(p.pid)
+
+
+def test_watchdog_ends_a_scheduler_that_never_dispatches_and_the_run_goes_on():
+    sim = ps.Simulator(Hoarder, cpus=1)
+    hogs(sim, [("starved", 0)])
+    sim.run(seconds=1)
+    assert sim._policy.exit_info.kind == ext.SCX_EXIT_NONE
+    assert cpu_of(sim, "starved") == 0
+    sim.run(seconds=2)
+    info = sim._policy.exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR_STALL
+    assert "starved[1] failed to run" in info.msg and "starved[1]" in info.dump
+    # the fallback runs it (the global DSQ, as with no ops)
+    assert cpu_of(sim, "starved") > 10**9 // 2
+
+
+class BadInsert(ext.Scheduler):
+    """enqueue makes the mistake `how`."""
+    how = None
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        return prev_cpu
+
+    def init(self):
+        self.create_dsq(7)
+
+    def enqueue(self, p, enq_flags):
+        if self.how == "affinity":
+            self.dsq_insert(p, self.local_on(1), ext.SCX_SLICE_DFL)
+        elif self.how == "twice":
+            self.dsq_insert(p, ext.SCX_DSQ_GLOBAL)
+            self.dsq_insert(p, ext.SCX_DSQ_GLOBAL)
+        elif self.how == "bad_dsq":
+            self.dsq_insert(p, 12345)
+        elif self.how == "vtime_builtin":
+            self.dsq_insert_vtime(p, ext.SCX_DSQ_GLOBAL, ext.SCX_SLICE_DFL, 0)
+
+
+@pytest.mark.parametrize("how, says", [
+    ("affinity", "target CPU 1 not allowed for pinned[1]"),
+    ("twice", "pinned[1] already direct-dispatched"),
+    ("bad_dsq", "non-existent DSQ 0x3039 for pinned[1]"),
+    ("vtime_builtin", "cannot use vtime ordering for built-in DSQs (pinned[1])"),
+])
+def test_a_scheduler_mistake_ends_it_naming_the_op_task_and_time(how, says):
+    cls = type(f"Bad_{how}", (BadInsert,), {"how": how})
+    sim = ps.Simulator(cls, cpus=2)
+    sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
+    sim.run(seconds=1)
+    info = sim._policy.exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR
+    assert info.msg.startswith("ops.enqueue at t=0 ns: ") and says in info.msg
+    assert cpu_of(sim, "pinned") == 10**9  # the fallback ran it
+
+
+def test_bad_kfunc_arguments_raise():
+    class Probe(ext.Scheduler):
+        def init(self):
+            with pytest.raises(ValueError, match="dsq_id=-1 is outside"):
+                self.create_dsq(-1)
+            with pytest.raises(TypeError, match="dsq_id must be an int"):
+                self.dsq_nr_queued("x")
+            assert self.create_dsq(ext.SCX_DSQ_GLOBAL) == -22
+            assert self.create_dsq(3) == 0 and self.create_dsq(3) == -17
+            self.ok = True
+    sim = ps.Simulator(Probe)
+    assert sim._policy.ok
+    with pytest.raises(ValueError, match="timeout_ms=40000 is outside"):
+        ps.Simulator(type("Slow", (ext.Scheduler,), {"timeout_ms": 40000}))
+
+
+def workload(sim):
+    hogs(sim, [("h0", 0), ("h1", 3), ("h2", -2)])
+    sim.spawn(ps.programs.interactive(1, 10), name="ed")
+    sim.spawn(ps.programs.interactive(3, 7), name="ed2", nice=5)
+
+
+def outputs(sim):
+    return sim.stats().tobytes(), sim.cpu_stats()["nr_dispatched"].tobytes(), \
+        [tuple(e) for e in sim.events()]
+
+
+@pytest.mark.parametrize("cls", [Simple, Central, PerCpu, GlobalFifo])
+def test_runs_whole_in_chunks_and_stepped_agree(cls):
+    sims = [ps.Simulator(cls, cpus=3, record="events") for _ in range(3)]
+    for s in sims:
+        workload(s)
+    sims[0].run(seconds=0.3)
+    for _ in range(6):
+        sims[1].run(seconds=0.05)
+    sims[2].step(ticks=300)
+    assert outputs(sims[0]) == outputs(sims[1]) == outputs(sims[2])
+
+
+@pytest.mark.parametrize("cls", [Simple, Central, PerCpu])
+def test_copies_and_pickles_continue_as_the_original(cls):
+    sim = ps.Simulator(cls, cpus=2, record="events")
+    workload(sim)
+    sim.run(seconds=0.2)
+    twins = [copy.deepcopy(sim), pickle.loads(pickle.dumps(sim))]
+    for s in [sim] + twins:
+        s.run(seconds=0.3)
+    assert outputs(sim) == outputs(twins[0]) == outputs(twins[1])
+
+
+@pytest.mark.parametrize("cls", [Simple, Central, PerCpu, GlobalFifo])
+def test_debug_checks_pass(cls):
+    sim = ps.Simulator(cls, cpus=3, debug=True)
+    workload(sim)
+    sim.run(seconds=0.3)
+    assert sim._policy.exit_info.kind == ext.SCX_EXIT_NONE
+
+
+def test_minimal_global_fifo_is_short():
+    import inspect
+    from pysched.ext.examples import simple
+    src = inspect.getsource(simple.GlobalFifo)
+    assert len(src.strip().splitlines()) <= 15
+
+
+def test_rt_task_runs_above_the_class():
+    sim = ps.Simulator(GlobalFifo, cpus=1)
+    hogs(sim, [("hog", 0)])
+    sim.spawn(ps.programs.cpu_hog(), name="rt", policy="fifo", rt_priority=10)
+    sim.run(seconds=1)
+    assert cpu_of(sim, "rt") == 10**9 and cpu_of(sim, "hog") == 0
