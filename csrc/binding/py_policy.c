@@ -76,6 +76,9 @@ static void PolicyDef_dealloc(PolicyDef *self) {
 
 static const psHooks pyp_hooks;
 
+_Static_assert(offsetof(PolicyDef, ops) - offsetof(PolicyDef, pol) == offsetof(psExtPolicy, ops),
+               "a PolicyDef's pol and ops must be laid out as a psExtPolicy");
+
 /* PolicyDef(cls, name, doc, params, task_fields, rq_fields, headline,
  * max_prio, hz): params as (name, default, min, max, unit, doc, hz_scaled)
  * tuples, fields as names; pysched.policy builds the call from the class. */
@@ -200,8 +203,27 @@ static PyObject *PolicyDef_new(PyTypeObject *type, PyObject *args, PyObject *kw)
   pol->nrq_fields = (int)PyList_GET_SIZE(rfields);
   pol->rq_size = PyList_GET_SIZE(rfields) ? (size_t)PyList_GET_SIZE(rfields) * 8 : 8;
   if (ext != Py_None) {
-    /* the sched_ext class's tables and hooks; its fields by name */
-    const psPolicy *x = &ps_ext_class;
+    /* the sched_ext class's tables and hooks; its fields by name; the
+     * fallback's (EEVDF's) parameters first, then the scheduler's */
+    const psPolicy *x = &ps_ext_class.pol, *fb = &ps_policy_eevdf;
+    int nuser = pol->nparams;
+    if (nuser + fb->nparams > PS_MAX_PARAMS) {
+      PyErr_Format(PyExc_ValueError, "%d parameters: a sched_ext scheduler has at most %d "
+                   "besides EEVDF's", nuser, PS_MAX_PARAMS - fb->nparams);
+      goto fail;
+    }
+    for (int k = 0; k < nuser; k++)
+      for (int j = 0; j < fb->nparams; j++)
+        if (!strcmp(self->params[k].name, fb->params[j].name)) {
+          PyErr_Format(PyExc_ValueError, "parameter %s is the fallback's (EEVDF's)",
+                       self->params[k].name);
+          goto fail;
+        }
+    memmove(self->params + fb->nparams, self->params, (size_t)nuser * sizeof self->params[0]);
+    memcpy(self->params, fb->params, (size_t)fb->nparams * sizeof self->params[0]);
+    pol->nparams = nuser + fb->nparams;
+    pol->derived_fields = fb->derived_fields;
+    pol->nderived_fields = fb->nderived_fields;
     self->ext = 1;
     pol->task_fields = x->task_fields;
     pol->ntask_fields = x->ntask_fields;
@@ -211,7 +233,8 @@ static PyObject *PolicyDef_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     pol->headline = x->headline;
     pol->max_prio = x->max_prio;
     pol->hooks = x->hooks;
-    pol->family = &self->ext_ops;
+    pol->family = fb->family;
+    self->ops = &self->ext_ops;
     for (int k = 0; k < x->ntask_fields; k++) {
       PyObject *v = PyLong_FromLong(ps_ntask_fields + k);
       if (!v || PyDict_SetItemString(self->field_index, x->task_fields[k].name, v)) { Py_XDECREF(v); goto fail; }

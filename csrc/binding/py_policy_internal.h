@@ -26,6 +26,9 @@ enum {
 typedef struct {
   PyObject_HEAD
   psPolicy pol;
+  /* right after pol, as psExtPolicy.ops follows its pol: a sched_ext
+   * scheduler's ops (&ext_ops), NULL for other policies */
+  const psExtOps *ops;
   psPreset preset;
   psParamInfo params[PS_MAX_PARAMS];
   psFieldInfo task_fields[PYP_MAX_TASK_FIELDS];

@@ -235,6 +235,9 @@ static inline void fair_set_protect(fair_rq *rq, const fair_se *se) {
 /* a fresh sched_entity for task p (__sched_fork), weight from its nice */
 void fair_se_init(psTask *p);
 void fair_init_rq(const psModel *m, psData *d, int cpu);
+/* an RT task joins its CPU's RT list (the sched_ext class's fallback
+ * hands its RT tasks over so) */
+void fair_rt_enqueue(const psModel *m, psData *d, psTask *p);
 int fair_task_spawn(const psModel *m, psData *d, psTask *p);
 void fair_task_fork(const psModel *m, psData *d, psTask *parent, psTask *child);
 int fair_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync);

@@ -78,6 +78,10 @@ static void rt_tick(const psModel *m, psData *d, int cpu, psTask *p) {
   ps_log(m, d, PS_EVT_EXPIRE, cpu, p, -1, p->prio, 0);
 }
 
+void fair_rt_enqueue(const psModel *m, psData *d, psTask *p) {
+  rt_link(m, d, p->cpu, ps_index(d, p), 0);
+}
+
 static int rt_prio_of(int rt_priority) { return FAIR_MAX_RT_PRIO - 1 - rt_priority; }
 
 /* ---- shared hooks ---- */

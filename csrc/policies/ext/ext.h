@@ -12,6 +12,7 @@
 #ifndef PS_EXT_H
 #define PS_EXT_H
 #include "ext_ops.h"
+#include "fair_common.h"
 
 #define EXT_MAX_USER_DSQS 64
 #define EXT_MAX_BATCH EXT_MAX_BATCH_PUBLIC
@@ -74,6 +75,8 @@ typedef struct ext_shared {
   int32_t dsp_cursor, dsp_nr_tasks;
   int32_t this_cpu;               /* the CPU an op runs on (smp_processor_id) */
   int32_t inited;                 /* ops.init has been called */
+  int32_t fair;                   /* the tasks are EEVDF's (the fallback) */
+  int32_t pad;
   ext_dsp_ent dsp_buf[EXT_MAX_BATCH];
   uint64_t idle_mask;             /* idle_masks.cpu */
   uint64_t watchdog_next;         /* jiffies of the next watchdog check */
@@ -100,14 +103,21 @@ typedef struct ext_rq {
 
 static inline ext_task *XT(psTask *p) { return (ext_task *)p->priv; }
 static inline const ext_task *XTc(const psTask *p) { return (const ext_task *)p->priv; }
+/* A CPU's runqueue area: EEVDF's fair_rq (the fallback's, first, where
+ * fair_hooks.c finds it), then the class's ext_rq. */
+#define EXT_RQ_OFFSET ((sizeof(fair_rq) + 7) & ~(size_t)7)
 static inline ext_rq *XRQ(const psModel *m, const psData *d, int cpu) {
-  return (ext_rq *)ps_rq(m, d, cpu);
+  return (ext_rq *)((unsigned char *)ps_rq(m, d, cpu) + EXT_RQ_OFFSET);
 }
 static inline ext_shared *XS(const psModel *m, const psData *d) { return &XRQ(m, d, 0)->shared; }
 /* the scheduler's ops, or NULL once it has exited (and for a model not yet
  * attached to its ops) */
 static inline const psExtOps *XOPS(const psModel *m, const psData *d) {
-  return XS(m, d)->enabled ? (const psExtOps *)m->policy->family : NULL;
+  return XS(m, d)->enabled ? ((const psExtPolicy *)m->policy)->ops : NULL;
+}
+/* the scheduler's ops, whether or not it still runs */
+static inline const psExtOps *XOPS_ANY(const psModel *m) {
+  return ((const psExtPolicy *)m->policy)->ops;
 }
 static inline int ext_rt(const psTask *p) { return p->policy != PS_SCHED_NORMAL; }
 static inline int ext_allowed(const psTask *p, int cpu) { return (int)(p->cpus_allowed >> cpu & 1); }
@@ -133,6 +143,18 @@ int ext_consume_dsq(const psModel *m, psData *d, int cpu, ext_dsq *q);
 /* find_dsq_for_dispatch: NULL for a local DSQ (*cpu set) */
 ext_dsq *ext_find_dsq(const psModel *m, psData *d, uint64_t dsq_id, psTask *p, int *cpu);
 void ext_flush_dispatch_buf(const psModel *m, psData *d, int cpu);
+
+/* ---- ext_fallback.c ---- */
+/* scx_ops_disable_workfn's switch of every task to the fair class: each
+ * task becomes a fresh EEVDF entity, queued where it is; from then on the
+ * class's hooks are EEVDF's.  woken counts as queued although its on_rq is
+ * not yet set, sleeping as not although it still is (the hook the error
+ * came in: a wakeup, a deactivate) */
+void ext_switch_to_fair(const psModel *m, psData *d, const psTask *woken, const psTask *sleeping);
+
+/* ---- ext_check.c ---- */
+/* the DSQs' invariants: links, counts, each task's dsq_id, vtime order */
+int ext_check_dsqs(const psModel *m, const psData *d, char *err, int errlen);
 
 /* ---- ext_kfuncs.c ---- */
 /* scx_ops_error: the scheduler ends with kind and a message naming the op

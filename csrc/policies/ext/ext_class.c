@@ -422,7 +422,7 @@ static int balance_one(const psModel *m, psData *d, int cpu, psTask *prev) {
 /* ---- the watchdog (check_rq_for_timeouts, every timeout/2) ---- */
 
 static uint64_t timeout_jiffies(const psModel *m) {
-  const psExtOps *ops = (const psExtOps *)m->policy->family;
+  const psExtOps *ops = XOPS_ANY(m);
   uint64_t ms = ops && ops->timeout_ms ? ops->timeout_ms : SCX_WATCHDOG_MAX_TIMEOUT_MS;
   return (ms * (uint64_t)m->hz + 999) / 1000;  /* msecs_to_jiffies */
 }
@@ -459,15 +459,43 @@ static void ext_init_task(psTask *p, const psData *d) {
   x->weight = ext_weight_of_nice(p->nice);
 }
 
+/* The fallback's: while the scheduler runs, hooks are the class's; once
+ * it has ended, EEVDF's (ext_fallback.c).  An error ends it at once (no
+ * op is called after), but the class finishes the hook it is in on its
+ * own structures, and hands the tasks over as the hook returns (settle),
+ * or as the next one begins (an error from Python between runs). */
+#define FALLBACK(call)                                              \
+  do {                                                              \
+    if (!XS(m, d)->enabled) {                                       \
+      if (!XS(m, d)->fair) ext_switch_to_fair(m, d, NULL, NULL);    \
+      return call;                                                  \
+    }                                                               \
+  } while (0)
+
+static int ext_task_spawn(const psModel *m, psData *d, psTask *p);
+
+/* 1 if the scheduler ended during the hook: the tasks are EEVDF's now;
+ * `woken` is on_rq for the engine although not yet, `sleeping` is not
+ * although still */
+static int settle(const psModel *m, psData *d, const psTask *woken, const psTask *sleeping) {
+  if (XS(m, d)->enabled || XS(m, d)->fair) return 0;
+  ext_switch_to_fair(m, d, woken, sleeping);
+  return 1;
+}
+
+static int ext_configure(psModel *m, char *err, int errlen) {
+  return ps_policy_eevdf.hooks.configure(m, err, errlen);
+}
+
 static void ext_init_rq(const psModel *m, psData *d, int cpu) {
+  fair_init_rq(m, d, cpu);
   ext_rq *rq = XRQ(m, d, cpu);
   ext_dsq_init(&rq->local, SCX_DSQ_LOCAL);
   rq->rt_head = rq->rt_tail = -1;
-  ext_init_task(&d->task[d->cpu[cpu].idle], d);
   if (cpu) return;
   ext_shared *s = &rq->shared;
   ext_dsq_init(&s->global, SCX_DSQ_GLOBAL);
-  s->enabled = m->policy->family != NULL;
+  s->enabled = XOPS_ANY(m) != NULL;
   s->op = s->ddsp_task = s->dsp_cpu = s->this_cpu = -1;
   /* reset_idle_masks: every online CPU idle */
   s->idle_mask = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;
@@ -480,7 +508,8 @@ static int generic_prio(const psTask *p) {
 
 /* sched_fork's scx_fork (ops.init_task) and scx_post_fork's enable
  * (weight, ops.enable, ops.set_weight), then wake_up_new_task */
-static int ext_task_spawn(const psModel *m, psData *d, psTask *p) {
+static int ext_task_spawn_class(const psModel *m, psData *d, psTask *p) {
+  FALLBACK(fair_task_spawn(m, d, p));
   ext_init_task(p, d);
   p->static_prio = 120 + p->nice;
   p->prio = generic_prio(p);
@@ -508,6 +537,14 @@ static int ext_task_spawn(const psModel *m, psData *d, psTask *p) {
   return ps_curr(d, p->cpu)->is_idle;
 }
 
+/* sched_fork then wake_up_new_task: the child where its parent is, as a
+ * spawned task; the fallback's own fork */
+static void ext_task_fork(const psModel *m, psData *d, psTask *parent, psTask *child) {
+  FALLBACK(fair_task_fork(m, d, parent, child));
+  child->cpu = parent->cpu;
+  if (ext_task_spawn(m, d, child)) ps_resched_cpu(d, child->cpu);
+}
+
 static void ext_task_exit(const psModel *m, psData *d, psTask *p, psTask *parent) {
   (void)parent;
   const psExtOps *ops = XOPS(m, d);
@@ -519,7 +556,8 @@ static void ext_task_exit(const psModel *m, psData *d, psTask *p, psTask *parent
     OPS_CALL(m, d, EXT_OP_EXIT_TASK, p->cpu, ops->exit_task(m, d, p, 0));
 }
 
-static int ext_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
+static int ext_wakeup_class(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
+  FALLBACK(fair_wakeup(m, d, p, waker, sync));
   if (ext_rt(p)) {
     if (!ext_allowed(p, p->cpu)) set_task_cpu(m, d, p, select_task_rq(m, d, p, 0, p->cpu));
     rt_link(m, d, p);
@@ -531,14 +569,16 @@ static int ext_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int
   return ps_curr(d, p->cpu)->is_idle;
 }
 
-static void ext_deactivate(const psModel *m, psData *d, psTask *prev) {
+static void ext_deactivate_class(const psModel *m, psData *d, psTask *prev) {
+  FALLBACK(fair_deactivate(m, d, prev));
   if (ext_rt(prev))
     rt_unlink(m, d, prev);
   else
     dequeue_task(m, d, prev, SCX_DEQ_SLEEP, 0);
 }
 
-static psTask *ext_pick_next(const psModel *m, psData *d, int cpu) {
+static psTask *ext_pick_next_class(const psModel *m, psData *d, int cpu) {
+  FALLBACK(fair_pick_next(m, d, cpu));
   ext_rq *rq = XRQ(m, d, cpu);
   psTask *prev = ps_curr(d, cpu), *idle = &d->task[d->cpu[cpu].idle], *next;
   int prev_queued = is_ext_task(prev) && (XT(prev)->flags & EXT_TASK_QUEUED);
@@ -560,8 +600,10 @@ static psTask *ext_pick_next(const psModel *m, psData *d, int cpu) {
   return next;
 }
 
-static void ext_tick(const psModel *m, psData *d, int cpu) {
-  if (XOPS(m, d) && cpu == 0) watchdog(m, d);
+static void ext_tick_class(const psModel *m, psData *d, int cpu) {
+  FALLBACK(fair_tick(m, d, cpu));
+  if (cpu == 0) watchdog(m, d);
+  if (!XS(m, d)->enabled) return;
   psTask *curr = ps_curr(d, cpu);
   if (curr->is_idle) {
     /* pick_task_idle's refresh: a CPU that stays idle is idle again */
@@ -587,7 +629,8 @@ static void ext_tick(const psModel *m, psData *d, int cpu) {
   if (!XT(curr)->slice) ps_resched_cpu(d, cpu);
 }
 
-static void ext_yield(const psModel *m, psData *d, psTask *p) {
+static void ext_yield_class(const psModel *m, psData *d, psTask *p) {
+  FALLBACK(fair_yield(m, d, p));
   if (ext_rt(p)) {
     rt_unlink(m, d, p);
     rt_link(m, d, p);
@@ -602,7 +645,8 @@ static void ext_yield(const psModel *m, psData *d, psTask *p) {
 }
 
 /* reweight_task_scx */
-static void ext_set_nice(const psModel *m, psData *d, psTask *p, int nice) {
+static void ext_set_nice_class(const psModel *m, psData *d, psTask *p, int nice) {
+  FALLBACK(fair_set_nice(m, d, p, nice));
   p->static_prio = 120 + nice;
   if (!ext_rt(p)) p->prio = p->static_prio;
   XT(p)->weight = ext_weight_of_nice(nice);
@@ -612,7 +656,8 @@ static void ext_set_nice(const psModel *m, psData *d, psTask *p, int nice) {
 }
 
 /* __sched_setscheduler: out of the old class, into the new one */
-static void ext_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt) {
+static void ext_set_scheduler_class(const psModel *m, psData *d, psTask *p, int policy, int rt) {
+  FALLBACK(fair_set_scheduler(m, d, p, policy, rt));
   int queued = p->on_rq, was_rt = ext_rt(p), running = ps_curr(d, p->cpu) == p;
   if (queued) {
     if (was_rt)
@@ -639,7 +684,8 @@ static void ext_set_scheduler(const psModel *m, psData *d, psTask *p, int policy
 }
 
 /* set_cpus_allowed_scx (ops.set_cpumask), then move_queued_task */
-static void ext_migrate(const psModel *m, psData *d, psTask *p, int dest) {
+static void ext_migrate_class(const psModel *m, psData *d, psTask *p, int dest) {
+  FALLBACK(fair_migrate(m, d, p, dest));
   const psExtOps *ops = XOPS(m, d);
   if (ops && ops->set_cpumask && !ext_rt(p))
     OPS_CALL(m, d, EXT_OP_SET_CPUMASK, p->cpu, ops->set_cpumask(m, d, p, p->cpus_allowed));
@@ -662,6 +708,58 @@ static void ext_migrate(const psModel *m, psData *d, psTask *p, int dest) {
   if (ps_curr(d, dest)->is_idle) ps_resched_cpu(d, dest);
 }
 
+static int ext_task_spawn(const psModel *m, psData *d, psTask *p) {
+  int r = ext_task_spawn_class(m, d, p);
+  return settle(m, d, p, NULL) ? 0 : r;
+}
+
+static int ext_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
+  int r = ext_wakeup_class(m, d, p, waker, sync);
+  return settle(m, d, p, NULL) ? 0 : r;
+}
+
+static void ext_deactivate(const psModel *m, psData *d, psTask *prev) {
+  ext_deactivate_class(m, d, prev);
+  settle(m, d, NULL, prev);
+}
+
+static void ext_tick(const psModel *m, psData *d, int cpu) {
+  ext_tick_class(m, d, cpu);
+  settle(m, d, NULL, NULL);
+}
+
+static void ext_yield(const psModel *m, psData *d, psTask *p) {
+  ext_yield_class(m, d, p);
+  settle(m, d, NULL, NULL);
+}
+
+static void ext_set_nice(const psModel *m, psData *d, psTask *p, int nice) {
+  ext_set_nice_class(m, d, p, nice);
+  settle(m, d, NULL, NULL);
+}
+
+static void ext_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt) {
+  ext_set_scheduler_class(m, d, p, policy, rt);
+  settle(m, d, NULL, NULL);
+}
+
+static void ext_migrate(const psModel *m, psData *d, psTask *p, int dest) {
+  ext_migrate_class(m, d, p, dest);
+  settle(m, d, NULL, NULL);
+}
+
+/* an error during balance_one: the tasks are EEVDF's, prev still current
+ * (the engine's view), and EEVDF picks */
+static psTask *ext_pick_next(const psModel *m, psData *d, int cpu) {
+  psTask *next = ext_pick_next_class(m, d, cpu);
+  return settle(m, d, NULL, NULL) ? fair_pick_next(m, d, cpu) : next;
+}
+
+static int ext_check(const psModel *m, const psData *d, char *err, int errlen) {
+  if (!XS(m, d)->enabled) return fair_check(m, d, err, errlen);
+  return ext_check_dsqs(m, d, err, errlen);
+}
+
 static const psFieldInfo ext_task_fields[] = {
     {"slice", PS_F_I64, offsetof(ext_task, slice), "ns of slice left (p->scx.slice)", PS_AT_PRIV},
     {"dsq_vtime", PS_F_I64, offsetof(ext_task, dsq_vtime), "p->scx.dsq_vtime", PS_AT_PRIV},
@@ -671,28 +769,35 @@ static const psFieldInfo ext_task_fields[] = {
      PS_AT_PRIV},
 };
 
+/* ext_rq's fields, after the fallback's fair_rq in the CPU's area */
+#define XRF(name, type, doc) {#name, type, EXT_RQ_OFFSET + offsetof(ext_rq, name), doc, PS_AT_PRIV}
 static const psFieldInfo ext_rq_fields[] = {
-    PS_FIELD(ext_rq, nr_running, PS_F_I32, "ext tasks runnable on this CPU"),
-    PS_FIELD(ext_rq, nr_dispatched, PS_F_I64, "tasks moved into this CPU's local DSQ"),
-    PS_FIELD(ext_rq, nr_kicks, PS_F_I64, "scx_bpf_kick_cpu calls aimed at this CPU"),
-    PS_FIELD(ext_rq, nr_keep_prev, PS_F_I64, "schedules that kept prev running"),
+    XRF(nr_running, PS_F_I32, "ext tasks runnable on this CPU"),
+    XRF(nr_dispatched, PS_F_I64, "tasks moved into this CPU's local DSQ"),
+    XRF(nr_kicks, PS_F_I64, "scx_bpf_kick_cpu calls aimed at this CPU"),
+    XRF(nr_keep_prev, PS_F_I64, "schedules that kept prev running"),
 };
 
 static const char *const ext_headline[] = {"slice", "dsq_vtime", NULL};
 
-const psPolicy ps_ext_class = {
-    .name = "sched_ext",
-    .doc = "The sched_ext class (kernel/sched/ext.c, 6.12): dispatch queues and a "
-           "scheduler's ops",
-    .task_fields = ext_task_fields,
-    .ntask_fields = PS_NELEM(ext_task_fields),
-    .rq_fields = ext_rq_fields,
-    .nrq_fields = PS_NELEM(ext_rq_fields),
-    .rq_size = sizeof(ext_rq),
-    .max_prio = 140,
-    .headline = ext_headline,
-    .hooks = {.init_rq = ext_init_rq, .task_spawn = ext_task_spawn, .task_exit = ext_task_exit,
-              .wakeup = ext_wakeup, .deactivate = ext_deactivate, .pick_next = ext_pick_next,
-              .tick = ext_tick, .yield = ext_yield, .set_nice = ext_set_nice,
-              .set_scheduler = ext_set_scheduler, .migrate = ext_migrate},
+const psExtPolicy ps_ext_class = {
+    .pol = {
+        .name = "sched_ext",
+        .doc = "The sched_ext class (kernel/sched/ext.c, 6.12): dispatch queues and a "
+               "scheduler's ops, EEVDF as its fallback",
+        .task_fields = ext_task_fields,
+        .ntask_fields = PS_NELEM(ext_task_fields),
+        .rq_fields = ext_rq_fields,
+        .nrq_fields = PS_NELEM(ext_rq_fields),
+        .rq_size = EXT_RQ_OFFSET + sizeof(ext_rq),
+        .max_prio = 140,
+        .headline = ext_headline,
+        .hooks = {.configure = ext_configure, .init_rq = ext_init_rq,
+                  .task_spawn = ext_task_spawn, .task_fork = ext_task_fork,
+                  .task_exit = ext_task_exit, .wakeup = ext_wakeup,
+                  .deactivate = ext_deactivate, .pick_next = ext_pick_next, .tick = ext_tick,
+                  .yield = ext_yield, .set_nice = ext_set_nice,
+                  .set_scheduler = ext_set_scheduler, .migrate = ext_migrate,
+                  .check = ext_check},
+    },
 };

@@ -61,10 +61,8 @@ static void dump_state(const psModel *m, psData *d) {
 }
 
 /* scx_ops_exit_kind, then scx_ops_disable_workfn: the first error ends
- * the scheduler; its ops are no longer called and the class goes on with
- * what the kernel does without them (the global DSQ, SCX_SLICE_DFL).  The
- * tasks the scheduler held, and those on its own DSQs, which nothing
- * consumes now, go to the global DSQ; every CPU reschedules. */
+ * the scheduler; its ops are no longer called, ops.exit is told, and every
+ * task goes to the fair class (ext_fallback.c). */
 void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...) {
   ext_shared *s = XS(m, d);
   if (!s->enabled) return;
@@ -83,21 +81,6 @@ void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...) {
   s->exit_ns = d->now_ns;
   dump_state(m, d);
   s->enabled = 0;
-  s->dsp_cursor = 0;
-  s->ddsp_task = -1;
-  for (int32_t i = m->ncpu; i < d->ntask; i++) {
-    psTask *p = &d->task[i];
-    ext_task *x = XT(p);
-    if (!p->pid || !(x->flags & EXT_TASK_QUEUED) || ps_curr(d, p->cpu) == p) continue;
-    ext_dsq *q = ext_dsq_of(m, d, p);
-    if (q && q->id == SCX_DSQ_LOCAL) continue;
-    if (q) ext_dsq_remove(d, q, i);
-    x->ops_state = EXT_OPSS_NONE;
-    x->ddsp_dsq_id = SCX_DSQ_INVALID;
-    x->slice = SCX_SLICE_DFL;
-    ext_dsq_add(d, &s->global, i, 0);
-  }
-  for (int cpu = 0; cpu < m->ncpu; cpu++) ps_resched_cpu(d, cpu);
   if (ops && ops->exit) {
     int32_t op = s->op;
     s->op = EXT_OP_EXIT;
@@ -113,7 +96,7 @@ void scx_bpf_error(const psModel *m, psData *d, const char *msg) {
 /* ---- built-in idle tracking ---- */
 
 static int builtin_idle(const psModel *m) {
-  const psExtOps *ops = (const psExtOps *)m->policy->family;
+  const psExtOps *ops = XOPS_ANY(m);
   return !ops || !ops->update_idle || (ops->flags & SCX_OPS_KEEP_BUILTIN_IDLE);
 }
 
@@ -314,7 +297,7 @@ static void commit(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, uint
     XT(p)->ddsp_enq_flags = enq_flags;
     return;
   }
-  const psExtOps *ops = (const psExtOps *)m->policy->family;
+  const psExtOps *ops = XOPS_ANY(m);
   int max = ops->dispatch_max_batch ? (int)ops->dispatch_max_batch : SCX_DSP_DFL_MAX_BATCH;
   if (s->dsp_cursor >= max) {
     ext_error(m, d, SCX_EXIT_ERROR, "dispatch buffer overflow (dispatch_max_batch=%d) at %s[%d]",

@@ -129,7 +129,19 @@ int32_t ps_ext_enable(const psModel *m, psData *d);
  * its message (op, time, what) and the dump of the state it ended in. */
 int ps_ext_exit_info(const psModel *m, const psData *d, const char **msg, const char **dump);
 
-/* The class: a psPolicy to copy, with its ops as psPolicy.family. */
-extern const psPolicy ps_ext_class;
+/* A policy that is the sched_ext class: its psPolicy (the class's tables
+ * and hooks), then the scheduler's ops, which the class finds from
+ * m->policy.  Its parameters are the fallback's (EEVDF's, ps_policy_eevdf's
+ * table, first, at their indices) and then the scheduler's own; its
+ * family is EEVDF's, which the fallback runs. */
+typedef struct psExtPolicy {
+  psPolicy pol;
+  const psExtOps *ops;
+} psExtPolicy;
+
+/* The class's tables and hooks, to copy into a psExtPolicy (ops NULL). */
+extern const psExtPolicy ps_ext_class;
+/* The fair class the class falls back to. */
+extern const psPolicy ps_policy_eevdf;
 
 #endif

@@ -205,3 +205,75 @@ def test_rt_task_runs_above_the_class():
     sim.spawn(ps.programs.cpu_hog(), name="rt", policy="fifo", rt_priority=10)
     sim.run(seconds=1)
     assert cpu_of(sim, "rt") == 10**9 and cpu_of(sim, "hog") == 0
+
+
+def test_after_the_watchdog_eevdf_runs_the_tasks():
+    sim = ps.Simulator(Hoarder, cpus=1, debug=True)
+    hogs(sim, [("a", 0), ("b", 5)])
+    sim.run(seconds=2)
+    assert sim._policy.exit_info.kind == ext.SCX_EXIT_ERROR_STALL
+    before = cpu_of(sim, "a"), cpu_of(sim, "b")
+    sim.run(seconds=12)
+    a, b = cpu_of(sim, "a") - before[0], cpu_of(sim, "b") - before[1]
+    # EEVDF's shares: the nice-to-weight table, 1024 : 335
+    assert abs(a / (a + b) - NICE0 / (NICE0 + NICE5)) < 0.01
+    # its tunables are the simulator's parameters
+    assert "base_slice_ns" in sim.params or any("slice" in k for k in sim.params)
+
+
+class Quitter(Simple):
+    """The weighted-vtime example that calls scx_bpf_error at 0.15 s, in its
+    dispatch (during a CPU's balance)."""
+
+    def dispatch(self, cpu, prev):
+        if self.now() >= 150_000_000:
+            self.error("enough")
+        super().dispatch(cpu, prev)
+
+
+def test_runs_cut_copied_and_pickled_agree_across_the_fallback():
+    def fresh():
+        s = ps.Simulator(Quitter, cpus=3, record="events", debug=True)
+        workload(s)
+        return s
+    sims = [fresh() for _ in range(3)]
+    sims[0].run(seconds=0.4)
+    for _ in range(8):
+        sims[1].run(seconds=0.05)
+    sims[2].step(ticks=400)
+    assert outputs(sims[0]) == outputs(sims[1]) == outputs(sims[2])
+    info = sims[0]._policy.exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR_BPF and info.msg.startswith("ops.dispatch at t=")
+    twins = [copy.deepcopy(sims[0]), pickle.loads(pickle.dumps(sims[0]))]
+    for s in [sims[0]] + twins:
+        s.run(seconds=0.3)
+    assert outputs(sims[0]) == outputs(twins[0]) == outputs(twins[1])
+
+
+class WrongCpu(ext.Scheduler):
+    """Keeps tasks, then dispatches each to CPU 1's local DSQ."""
+
+    def init(self):
+        self.held = []
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        return prev_cpu
+
+    def enqueue(self, p, enq_flags):
+        self.held.append(p.pid)
+
+    def dispatch(self, cpu, prev):
+        for pid in self.held:
+            self.dsq_insert(self.task(pid), self.local_on(1))
+        self.held.clear()
+
+
+def test_dispatch_outside_the_affinity_ends_the_scheduler_naming_dispatch():
+    sim = ps.Simulator(WrongCpu, cpus=2, debug=True)
+    sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
+    sim.run(seconds=0.5)
+    info = sim._policy.exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR
+    assert info.msg.startswith("ops.dispatch at t=0 ns: ")
+    assert "target CPU 1 not allowed for pinned[1]" in info.msg
+    assert cpu_of(sim, "pinned") == 5 * 10**8
