@@ -468,7 +468,19 @@ static PyObject *TaskView_get_name(TaskView *self, void *closure) {
            : NULL;
 }
 
+/* sched_ext's names for the affinity (p->cpus_ptr, p->nr_cpus_allowed) */
+static PyObject *TaskView_get_cpus_ptr(TaskView *self, void *closure) {
+  psTask *t = view_task(self);
+  return t ? PyLong_FromUnsignedLongLong(t->cpus_allowed) : NULL;
+}
+static PyObject *TaskView_get_nr_cpus_allowed(TaskView *self, void *closure) {
+  psTask *t = view_task(self);
+  return t ? PyLong_FromLong(__builtin_popcountll(t->cpus_allowed)) : NULL;
+}
+
 static PyGetSetDef TaskView_getset[] = {
+    {"cpus_ptr", (getter)TaskView_get_cpus_ptr, NULL, "the affinity mask (cpus_allowed)", NULL},
+    {"nr_cpus_allowed", (getter)TaskView_get_nr_cpus_allowed, NULL, "CPUs in its affinity", NULL},
     {"running", (getter)TaskView_get_running, NULL, "running on its CPU now", NULL},
     {"is_idle", (getter)TaskView_get_is_idle, NULL, "an idle task", NULL},
     {"name", (getter)TaskView_get_name, NULL, "its name", NULL},

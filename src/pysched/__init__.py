@@ -42,13 +42,13 @@ from .policy.build import ABI_VERSION, PolicyBuildError, PolicyLibrary, build_po
 from .policy.registry import ParamInfo, formula, policies, policy_info, preset_params, presets
 from .simulator import Simulator, TaskView
 from .results import metrics, plot
-from . import analysis, policy, realkernel, results, search, trace, workloads
+from . import analysis, ext, policy, realkernel, results, search, trace, workloads
 from .sweeps import SweepError, sweep
 from ._moved import install as _install_moved
 
 # ps.policy.examples and ps.policy.testing without an import of their own
 # (not names of this package: ps.examples is the old one, _moved.py)
-for _name in ("policy.examples", "policy.testing"):
+for _name in ("policy.examples", "policy.testing", "ext.examples"):
     _import_module(f"{__name__}.{_name}")
 
 # the package version, its one place: pyproject.toml (setuptools dynamic) and

@@ -393,6 +393,13 @@ class Simulator:
 
     # ---- stepping ----
 
+    @property
+    def policy_instance(self):
+        """The instance of the Python policy this simulator runs (a
+        ``pysched.Policy``, or a ``pysched.ext.Scheduler`` whose
+        ``exit_info`` says how it ended); None under a C policy."""
+        return self._policy
+
     def run(self, seconds=None, *, ticks=None):
         """Advance by `seconds` of simulated time or by `ticks` ticks."""
         if (seconds is None) == (ticks is None):

@@ -31,7 +31,7 @@ def test_weighted_vtime_gives_the_kernel_weight_ratio(cpus):
     sim.run(seconds=20)
     share = cpu_of(sim, "a") / (cpu_of(sim, "a") + cpu_of(sim, "b"))
     assert abs(share - NICE0 / (NICE0 + NICE5)) < 0.01
-    assert sim._policy.exit_info.kind == ext.SCX_EXIT_NONE
+    assert sim.policy_instance.exit_info.kind == ext.SCX_EXIT_NONE
 
 
 def test_fifo_mode_round_robins_at_the_slice():
@@ -85,10 +85,10 @@ def test_watchdog_ends_a_scheduler_that_never_dispatches_and_the_run_goes_on():
     sim = ps.Simulator(Hoarder, cpus=1)
     hogs(sim, [("starved", 0)])
     sim.run(seconds=1)
-    assert sim._policy.exit_info.kind == ext.SCX_EXIT_NONE
+    assert sim.policy_instance.exit_info.kind == ext.SCX_EXIT_NONE
     assert cpu_of(sim, "starved") == 0
     sim.run(seconds=2)
-    info = sim._policy.exit_info
+    info = sim.policy_instance.exit_info
     assert info.kind == ext.SCX_EXIT_ERROR_STALL
     assert "starved[1] failed to run" in info.msg and "starved[1]" in info.dump
     # the fallback runs it (the global DSQ, as with no ops)
@@ -128,7 +128,7 @@ def test_a_scheduler_mistake_ends_it_naming_the_op_task_and_time(how, says):
     sim = ps.Simulator(cls, cpus=2)
     sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
     sim.run(seconds=1)
-    info = sim._policy.exit_info
+    info = sim.policy_instance.exit_info
     assert info.kind == ext.SCX_EXIT_ERROR
     assert info.msg.startswith("ops.enqueue at t=0 ns: ") and says in info.msg
     assert cpu_of(sim, "pinned") == 10**9  # the fallback ran it
@@ -145,7 +145,7 @@ def test_bad_kfunc_arguments_raise():
             assert self.create_dsq(3) == 0 and self.create_dsq(3) == -17
             self.ok = True
     sim = ps.Simulator(Probe)
-    assert sim._policy.ok
+    assert sim.policy_instance.ok
     with pytest.raises(ValueError, match="timeout_ms=40000 is outside"):
         ps.Simulator(type("Slow", (ext.Scheduler,), {"timeout_ms": 40000}))
 
@@ -189,7 +189,7 @@ def test_debug_checks_pass(cls):
     sim = ps.Simulator(cls, cpus=3, debug=True)
     workload(sim)
     sim.run(seconds=0.3)
-    assert sim._policy.exit_info.kind == ext.SCX_EXIT_NONE
+    assert sim.policy_instance.exit_info.kind == ext.SCX_EXIT_NONE
 
 
 def test_minimal_global_fifo_is_short():
@@ -211,7 +211,7 @@ def test_after_the_watchdog_eevdf_runs_the_tasks():
     sim = ps.Simulator(Hoarder, cpus=1, debug=True)
     hogs(sim, [("a", 0), ("b", 5)])
     sim.run(seconds=2)
-    assert sim._policy.exit_info.kind == ext.SCX_EXIT_ERROR_STALL
+    assert sim.policy_instance.exit_info.kind == ext.SCX_EXIT_ERROR_STALL
     before = cpu_of(sim, "a"), cpu_of(sim, "b")
     sim.run(seconds=12)
     a, b = cpu_of(sim, "a") - before[0], cpu_of(sim, "b") - before[1]
@@ -242,7 +242,7 @@ def test_runs_cut_copied_and_pickled_agree_across_the_fallback():
         sims[1].run(seconds=0.05)
     sims[2].step(ticks=400)
     assert outputs(sims[0]) == outputs(sims[1]) == outputs(sims[2])
-    info = sims[0]._policy.exit_info
+    info = sims[0].policy_instance.exit_info
     assert info.kind == ext.SCX_EXIT_ERROR_BPF and info.msg.startswith("ops.dispatch at t=")
     twins = [copy.deepcopy(sims[0]), pickle.loads(pickle.dumps(sims[0]))]
     for s in [sims[0]] + twins:
@@ -272,7 +272,7 @@ def test_dispatch_outside_the_affinity_ends_the_scheduler_naming_dispatch():
     sim = ps.Simulator(WrongCpu, cpus=2, debug=True)
     sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
     sim.run(seconds=0.5)
-    info = sim._policy.exit_info
+    info = sim.policy_instance.exit_info
     assert info.kind == ext.SCX_EXIT_ERROR
     assert info.msg.startswith("ops.dispatch at t=0 ns: ")
     assert "target CPU 1 not allowed for pinned[1]" in info.msg

@@ -35,14 +35,14 @@ class Central(ext.Scheduler):
                 continue
             for pid in self.queue:
                 p = self.task(pid)
-                if p.cpus_allowed >> target & 1:
+                if p.cpus_ptr >> target & 1:
                     self.queue.remove(pid)
                     self.dsq_insert(p, self.local_on(target), ext.SCX_SLICE_DFL)
                     self.kick_cpu(target, ext.SCX_KICK_IDLE)
                     break
         for pid in self.queue:
             p = self.task(pid)
-            if p.cpus_allowed >> CENTRAL & 1:
+            if p.cpus_ptr >> CENTRAL & 1:
                 self.queue.remove(pid)
                 self.dsq_insert(p, ext.SCX_DSQ_LOCAL, ext.SCX_SLICE_DFL)
                 break
