@@ -277,3 +277,95 @@ def test_dispatch_outside_the_affinity_ends_the_scheduler_naming_dispatch():
     assert info.msg.startswith("ops.dispatch at t=0 ns: ")
     assert "target CPU 1 not allowed for pinned[1]" in info.msg
     assert cpu_of(sim, "pinned") == 5 * 10**8
+
+
+def test_weights_are_the_kernels_cgroup_scale_of_nice():
+    class Weights(ext.Scheduler):
+        def init(self):
+            self.told = []
+
+        def set_weight(self, p, weight):
+            self.told.append((p.pid, weight))
+
+    sim = ps.Simulator(Weights)
+    for nice in (-20, -5, 0, 5, 19):
+        sim.spawn(ps.programs.cpu_hog(), name=f"n{nice}", nice=nice)
+    # sched_weight_to_cgroup(sched_prio_to_weight[nice + 20]): w * 100 / 1024, rounded
+    # (88761, 3121, 1024, 335 and 15)
+    assert [int(r["weight"]) for r in sim.stats()] == [8668, 305, 100, 33, 1]
+    sim.renice(3, 10)  # weight 110: 10.7 -> 11
+    assert int(sim.stats()[2]["weight"]) == 11
+    assert sim.policy_instance.told == [(1, 8668), (2, 305), (3, 100), (4, 33), (5, 1), (3, 11)]
+
+
+class Recorder(ext.Scheduler):
+    """The weighted-vtime example, recording its ops' calls."""
+
+    def init(self):
+        self.calls = []
+        return self.create_dsq(0)
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        self.calls.append(("select_cpu", p.pid, wake_flags))
+        return prev_cpu
+
+    def enqueue(self, p, enq_flags):
+        self.calls.append(("enqueue", p.pid, enq_flags))
+        self.dsq_insert(p, 0, ext.SCX_SLICE_DFL, enq_flags)
+
+    def dispatch(self, cpu, prev):
+        self.dsq_move_to_local(0)
+
+    def runnable(self, p, enq_flags):
+        self.calls.append(("runnable", p.pid, enq_flags))
+
+    def running(self, p):
+        self.calls.append(("running", p.pid))
+
+    def stopping(self, p, runnable):
+        self.calls.append(("stopping", p.pid, runnable))
+
+    def quiescent(self, p, deq_flags):
+        self.calls.append(("quiescent", p.pid, deq_flags))
+
+
+def test_notifiers_and_flags_come_in_the_kernels_order():
+    sim = ps.Simulator(Recorder)
+    sim.spawn(ps.Program().run(ms=3).sleep(ms=5).run(ms=2).exit(), name="napper")
+    sim.run(seconds=0.05)
+    calls = [c for c in sim.policy_instance.calls if c[1] == 1]
+    assert calls == [
+        ("select_cpu", 1, ext.SCX_WAKE_FORK), ("runnable", 1, 0), ("enqueue", 1, 0),
+        ("running", 1), ("stopping", 1, False), ("quiescent", 1, ext.SCX_DEQ_SLEEP),
+        ("select_cpu", 1, ext.SCX_WAKE_TTWU), ("runnable", 1, ext.SCX_ENQ_WAKEUP),
+        ("enqueue", 1, ext.SCX_ENQ_WAKEUP), ("running", 1), ("stopping", 1, False),
+        ("quiescent", 1, ext.SCX_DEQ_SLEEP)]
+
+
+@pytest.mark.parametrize("cls", [Central, PerCpu])
+def test_central_and_per_cpu_keep_every_cpu_busy(cls):
+    sim = ps.Simulator(cls, cpus=3)
+    hogs(sim, [(f"h{i}", 0) for i in range(5)])
+    sim.run(seconds=2)
+    assert [int(b) for b in sim.cpu_stats()["busy_ns"]] == [2 * 10**9] * 3
+    assert sim.policy_instance.exit_info.kind == ext.SCX_EXIT_NONE
+    # FIFO queues at 20 ms slices: every hog runs
+    assert min(int(r["cpu_ns"]) for r in sim.stats()) > 10**9 // 2
+
+
+class AllOnCpu0(PerCpu):
+    """PerCpu placing every task on CPU 0's queue."""
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        return 0
+
+
+def test_per_cpu_steals_for_an_idle_cpu():
+    sim = ps.Simulator(AllOnCpu0, cpus=2)
+    sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
+    hogs(sim, [("h1", 0), ("h2", 0)])
+    sim.run(seconds=1)
+    # CPU 1 has work only from CPU 0's queue, and never idles
+    assert int(sim.cpu_stats()["busy_ns"][1]) == 10**9
+    assert sum(int(r["nr_migrations"]) for r in sim.stats()) > 0
+    assert int(sim.stats()[0]["nr_migrations"]) == 0
