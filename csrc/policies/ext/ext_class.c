@@ -580,7 +580,11 @@ static void ext_deactivate_class(const psModel *m, psData *d, psTask *prev) {
 static psTask *ext_pick_next_class(const psModel *m, psData *d, int cpu) {
   FALLBACK(fair_pick_next(m, d, cpu));
   ext_rq *rq = XRQ(m, d, cpu);
-  psTask *prev = ps_curr(d, cpu), *idle = &d->task[d->cpu[cpu].idle], *next;
+  psTask *idle = &d->task[d->cpu[cpu].idle], *next;
+  /* a current task moved away in this schedule() (set_affinity's
+   * migration, ext_migrate) has been dequeued and enqueued there: it is no
+   * prev of this CPU's */
+  psTask *prev = ps_curr(d, cpu)->cpu == cpu ? ps_curr(d, cpu) : idle;
   int prev_queued = is_ext_task(prev) && (XT(prev)->flags & EXT_TASK_QUEUED);
   if (rq->rt_nr_running) {
     next = &d->task[rq->rt_head];
@@ -592,9 +596,9 @@ static psTask *ext_pick_next_class(const psModel *m, psData *d, int cpu) {
     next = rq->local.head >= 0 ? &d->task[rq->local.head] : idle;
     if (next != idle && !XT(next)->slice) XT(next)->slice = SCX_SLICE_DFL;
   }
-  if (next == prev) return prev;
+  if (next == prev && ps_curr(d, cpu) == prev) return prev;
   if (prev_queued) put_prev_task(m, d, prev, next == idle);
-  if (prev->is_idle) ext_update_idle(m, d, cpu, 0, 1);
+  if (ps_curr(d, cpu)->is_idle) ext_update_idle(m, d, cpu, 0, 1);
   if (is_ext_task(next)) set_next_task(m, d, next);
   if (next == idle) ext_update_idle(m, d, cpu, 1, 1);
   return next;
@@ -673,11 +677,13 @@ static void ext_set_scheduler_class(const psModel *m, psData *d, psTask *p, int 
     if (ext_rt(p)) {
       rt_link(m, d, p);
     } else if (running) {
-      XT(p)->exec_start = d->now_ns;
-      XT(p)->flags |= EXT_TASK_QUEUED;
-      XRQ(m, d, p->cpu)->nr_running++;
+      /* enqueue_task_scx with ENQUEUE_RESTORE of the current task: into
+       * its local DSQ (sticky), then set_next_task_scx takes it out and
+       * calls running */
+      enqueue_task(m, d, p, ENQUEUE_RESTORE, 0, p->cpu);
+      set_next_task(m, d, p);
     } else {
-      enqueue_task(m, d, p, 0, 0, -1);
+      enqueue_task(m, d, p, ENQUEUE_RESTORE, 0, -1);
     }
   }
   ps_resched_cpu(d, p->cpu);

@@ -369,3 +369,11 @@ def test_per_cpu_steals_for_an_idle_cpu():
     assert int(sim.cpu_stats()["busy_ns"][1]) == 10**9
     assert sum(int(r["nr_migrations"]) for r in sim.stats()) > 0
     assert int(sim.stats()[0]["nr_migrations"]) == 0
+
+
+@pytest.mark.parametrize("cls", [Simple, Central, PerCpu, GlobalFifo])
+def test_the_examples_pass_the_conformance_kit(cls):
+    # invariants after every instant, progress, determinism, copies,
+    # pickles and bad input, with renice, setscheduler, affinity and yield
+    report = ps.policy.testing.check_policy(cls)
+    assert str(report).count(": ok") == 12, str(report)
