@@ -5,8 +5,10 @@
  * runqueue area: the engine gives a policy no other area that copies and
  * snapshots carry.
  *
- * Files: ext_dsq.c (dispatch queues), ext_class.c (the class's rules and
- * the psPolicy), ext_kfuncs.c (the kfuncs, idle tracking, errors).
+ * Files: ext_dsq.c (dispatch queues), ext_class.c (the class's rules),
+ * ext_hooks.c (the psPolicy: hooks and tables), ext_kfuncs.c (the kfuncs,
+ * idle tracking, errors), ext_fallback.c (the tasks handed to EEVDF),
+ * ext_check.c (invariants).
  * Read: kernel/sched/ext.c and include/linux/sched/ext.h of 6.12.y
  * (GrapheneOS/kernel_common-6.12), Documentation/scheduler/sched-ext.rst. */
 #ifndef PS_EXT_H
@@ -132,7 +134,51 @@ void ext_dsq_remove(psData *d, ext_dsq *q, int32_t i);
 ext_dsq *ext_dsq_of(const psModel *m, psData *d, const psTask *p);
 ext_dsq *ext_user_dsq(const psModel *m, const psData *d, uint64_t id);
 
-/* ---- ext_class.c ---- */
+/* ---- ext_class.c: the class's rules ---- */
+#define RR_TIMESLICE_MS 100
+
+/* ---- calling the ops: the op being called is noted for errors and
+ * for the kfuncs that only some ops may use ---- */
+
+#define OPS_CALL(m, d, OP, cpu, call)          \
+  do {                                         \
+    ext_shared *s_ = XS(m, d);                 \
+    int32_t op_ = s_->op, cpu_ = s_->this_cpu; \
+    s_->op = (OP);                             \
+    s_->this_cpu = (cpu);                      \
+    call;                                      \
+    s_->op = op_;                              \
+    s_->this_cpu = cpu_;                       \
+  } while (0)
+
+static inline int is_ext_task(const psTask *p) { return !p->is_idle && !ext_rt(p); }
+
+uint32_t ext_weight_of_nice(int nice);
+void ext_set_task_cpu(const psModel *m, psData *d, psTask *p, int dest);
+/* update_curr_scx: the running task's slice, in ns */
+void ext_update_curr(const psModel *m, psData *d, int cpu);
+/* the RT class above: link, unlink, and whether a queued RT task preempts */
+void ext_rt_link(const psModel *m, psData *d, psTask *p);
+void ext_rt_unlink(const psModel *m, psData *d, psTask *p);
+int ext_rt_preempts(psData *d, const psTask *p);
+/* enqueue_task_scx (migrating: no runnable; sticky_cpu >= 0: straight
+ * into that local DSQ) and dequeue_task_scx (migrating: no quiescent) */
+void ext_enqueue_task(const psModel *m, psData *d, psTask *p, uint64_t enq_flags, int migrating,
+                      int sticky_cpu);
+void ext_dequeue_task(const psModel *m, psData *d, psTask *p, uint64_t deq_flags, int migrating);
+/* select_task_rq_scx then core.c's fallback to an allowed CPU */
+int ext_select_task_rq(const psModel *m, psData *d, psTask *p, uint64_t wake_flags, int this_cpu);
+/* put_prev_task_scx of a prev still runnable; set_next_task_scx */
+void ext_put_prev_task(const psModel *m, psData *d, psTask *p, int next_lower);
+void ext_set_next_task(const psModel *m, psData *d, psTask *p);
+/* balance_one: 1 to keep prev running */
+int ext_balance_one(const psModel *m, psData *d, int cpu, psTask *prev);
+/* the watchdog's timeout: msecs_to_jiffies(timeout_ms or 30 s) */
+uint64_t ext_timeout_jiffies(const psModel *m);
+/* check_rq_for_timeouts, every timeout/2 */
+void ext_watchdog(const psModel *m, psData *d);
+
+/* ---- ext_class.c: DSQ moves ---- */
 /* dispatch_enqueue: p into q, with the local DSQ's preemption rule */
 void ext_dispatch_enqueue(const psModel *m, psData *d, ext_dsq *q, psTask *p, uint64_t enq_flags);
 /* move p (owned by the class) into cpu's local DSQ, migrating it; 0 when

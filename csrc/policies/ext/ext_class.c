@@ -7,6 +7,7 @@
  * ns (update_curr_scx, task_tick_scx), weights, the watchdog
  * (check_rq_for_timeouts), and the hooks of psPolicy built on them.  RT
  * tasks form a class above, one list per CPU, best prio first (rt.c).
+ * The psPolicy hooks built on these rules are ext_hooks.c's.
  *
  * Where the engine's order differs from the kernel's: schedule() calls
  * put_prev before pick_next, so the class does put_prev's work inside
@@ -15,29 +16,11 @@
  * dispatches to another CPU's local DSQ take effect at once, where the
  * kernel defers them to an irq work or a balance callback.
  *
- * A file of ~550 lines: the class's rules are one concept, the order of
+ * A file of ~450 lines: the class's rules are one concept, the order of
  * whose steps matters across them. */
 #include "ext.h"
 
 #include <string.h>
-
-#define RR_TIMESLICE_MS 100
-
-/* ---- calling the ops: the op being called is noted for errors and
- * for the kfuncs that only some ops may use ---- */
-
-#define OPS_CALL(m, d, OP, cpu, call)          \
-  do {                                         \
-    ext_shared *s_ = XS(m, d);                 \
-    int32_t op_ = s_->op, cpu_ = s_->this_cpu; \
-    s_->op = (OP);                             \
-    s_->this_cpu = (cpu);                      \
-    call;                                      \
-    s_->op = op_;                              \
-    s_->this_cpu = cpu_;                       \
-  } while (0)
-
-static int is_ext_task(const psTask *p) { return !p->is_idle && !ext_rt(p); }
 
 /* sched_weight_to_cgroup(sched_prio_to_weight[static_prio - MAX_RT_PRIO])
  * (scx_ops_enable_task; kernel/sched/sched.h): the 1..10000 scale where
@@ -48,12 +31,12 @@ static const int prio_to_weight[40] = {
     1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
     110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
 
-static uint32_t ext_weight_of_nice(int nice) {
+uint32_t ext_weight_of_nice(int nice) {
   uint64_t w = ((uint64_t)prio_to_weight[nice + 20] * 100 + 512) / 1024;
   return (uint32_t)(w < 1 ? 1 : w > 10000 ? 10000 : w);
 }
 
-static void set_task_cpu(const psModel *m, psData *d, psTask *p, int dest) {
+void ext_set_task_cpu(const psModel *m, psData *d, psTask *p, int dest) {
   if (p->cpu == dest) return;
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, p->cpu, p->prio, 0);
   ps_count_up(&p->nr_migrations);
@@ -61,7 +44,7 @@ static void set_task_cpu(const psModel *m, psData *d, psTask *p, int dest) {
 }
 
 /* update_curr_scx: the running task's slice, in ns */
-static void update_curr(const psModel *m, psData *d, int cpu) {
+void ext_update_curr(const psModel *m, psData *d, int cpu) {
   (void)m;
   psTask *curr = ps_curr(d, cpu);
   if (!is_ext_task(curr)) return;
@@ -89,7 +72,7 @@ static void clr_task_runnable(psTask *p, int reset_runnable_at) {
 /* ---- the RT class above: one list per CPU, best prio first, FIFO among
  * equals, linked through ext_task.next/prev ---- */
 
-static void rt_link(const psModel *m, psData *d, psTask *p) {
+void ext_rt_link(const psModel *m, psData *d, psTask *p) {
   ext_rq *rq = XRQ(m, d, p->cpu);
   int32_t i = ps_index(d, p), before = rq->rt_head;
   while (before >= 0 && d->task[before].prio <= p->prio) before = XT(&d->task[before])->next;
@@ -107,7 +90,7 @@ static void rt_link(const psModel *m, psData *d, psTask *p) {
   rq->rt_nr_running++;
 }
 
-static void rt_unlink(const psModel *m, psData *d, psTask *p) {
+void ext_rt_unlink(const psModel *m, psData *d, psTask *p) {
   ext_rq *rq = XRQ(m, d, p->cpu);
   ext_task *x = XT(p);
   if (x->prev >= 0)
@@ -123,7 +106,7 @@ static void rt_unlink(const psModel *m, psData *d, psTask *p) {
 }
 
 /* an RT task queued on p->cpu preempts anything but a better RT task */
-static int rt_preempts(psData *d, const psTask *p) {
+int ext_rt_preempts(psData *d, const psTask *p) {
   const psTask *curr = ps_curr(d, p->cpu);
   return curr != p && (curr->is_idle || !ext_rt(curr) || p->prio < curr->prio);
 }
@@ -203,7 +186,7 @@ void ext_dispatch_to_local(const psModel *m, psData *d, int cpu, psTask *p, uint
   if (p->cpu != cpu) {
     XRQ(m, d, p->cpu)->nr_running--;
     XRQ(m, d, cpu)->nr_running++;
-    set_task_cpu(m, d, p, cpu);
+    ext_set_task_cpu(m, d, p, cpu);
   }
   ext_dispatch_enqueue(m, d, &XRQ(m, d, cpu)->local, p, enq_flags | SCX_ENQ_CLEAR_OPSS);
 }
@@ -216,7 +199,7 @@ int ext_consume_dsq(const psModel *m, psData *d, int cpu, ext_dsq *q) {
     if (p->cpu != cpu) {
       XRQ(m, d, p->cpu)->nr_running--;
       XRQ(m, d, cpu)->nr_running++;
-      set_task_cpu(m, d, p, cpu);
+      ext_set_task_cpu(m, d, p, cpu);
     }
     ext_dsq_add(d, &XRQ(m, d, cpu)->local, i, 0);
     XRQ(m, d, cpu)->nr_dispatched++;
@@ -287,7 +270,7 @@ static void do_enqueue_task(const psModel *m, psData *d, psTask *p, uint64_t enq
 }
 
 /* enqueue_task_scx; migrating: no runnable (task_on_rq_migrating) */
-static void enqueue_task(const psModel *m, psData *d, psTask *p, uint64_t enq_flags, int migrating,
+void ext_enqueue_task(const psModel *m, psData *d, psTask *p, uint64_t enq_flags, int migrating,
                          int sticky_cpu) {
   ext_task *x = XT(p);
   if (x->flags & EXT_TASK_QUEUED) return;
@@ -301,7 +284,7 @@ static void enqueue_task(const psModel *m, psData *d, psTask *p, uint64_t enq_fl
 }
 
 /* ops_dequeue + dequeue_task_scx; migrating: no quiescent */
-static void dequeue_task(const psModel *m, psData *d, psTask *p, uint64_t deq_flags, int migrating) {
+void ext_dequeue_task(const psModel *m, psData *d, psTask *p, uint64_t deq_flags, int migrating) {
   ext_task *x = XT(p);
   if (!(x->flags & EXT_TASK_QUEUED)) return;
   clr_task_runnable(p, 0);
@@ -313,7 +296,7 @@ static void dequeue_task(const psModel *m, psData *d, psTask *p, uint64_t deq_fl
   }
   ops = XOPS(m, d);
   if (ops && ops->stopping && ps_curr(d, p->cpu) == p) {
-    update_curr(m, d, p->cpu);
+    ext_update_curr(m, d, p->cpu);
     OPS_CALL(m, d, EXT_OP_STOPPING, p->cpu, ops->stopping(m, d, p, 0));
   }
   ops = XOPS(m, d);
@@ -326,7 +309,7 @@ static void dequeue_task(const psModel *m, psData *d, psTask *p, uint64_t deq_fl
 
 /* select_task_rq_scx, then core.c's select_task_rq: a CPU outside the
  * task's affinity falls back to its first allowed one (select_fallback_rq) */
-static int select_task_rq(const psModel *m, psData *d, psTask *p, uint64_t wake_flags,
+int ext_select_task_rq(const psModel *m, psData *d, psTask *p, uint64_t wake_flags,
                           int this_cpu) {
   const psExtOps *ops = XOPS(m, d);
   int prev_cpu = p->cpu, cpu = prev_cpu;
@@ -361,8 +344,8 @@ static int select_task_rq(const psModel *m, psData *d, psTask *p, uint64_t wake_
 
 /* put_prev_task_scx for a prev that stays runnable; next_lower: the CPU
  * goes to a class below (the idle task) */
-static void put_prev_task(const psModel *m, psData *d, psTask *p, int next_lower) {
-  update_curr(m, d, p->cpu);
+void ext_put_prev_task(const psModel *m, psData *d, psTask *p, int next_lower) {
+  ext_update_curr(m, d, p->cpu);
   const psExtOps *ops = XOPS(m, d);
   if (ops && ops->stopping) OPS_CALL(m, d, EXT_OP_STOPPING, p->cpu, ops->stopping(m, d, p, 1));
   set_task_runnable(d, p);
@@ -374,7 +357,7 @@ static void put_prev_task(const psModel *m, psData *d, psTask *p, int next_lower
 }
 
 /* set_next_task_scx */
-static void set_next_task(const psModel *m, psData *d, psTask *p) {
+void ext_set_next_task(const psModel *m, psData *d, psTask *p) {
   ext_task *x = XT(p);
   if (x->flags & EXT_TASK_QUEUED) {
     x->ops_state = EXT_OPSS_NONE;
@@ -388,13 +371,13 @@ static void set_next_task(const psModel *m, psData *d, psTask *p) {
 }
 
 /* balance_one: 1 to keep prev running */
-static int balance_one(const psModel *m, psData *d, int cpu, psTask *prev) {
+int ext_balance_one(const psModel *m, psData *d, int cpu, psTask *prev) {
   ext_rq *rq = XRQ(m, d, cpu);
   ext_shared *s = XS(m, d);
   int prev_on_scx = is_ext_task(prev);
   int prev_on_rq = prev_on_scx && (XT(prev)->flags & EXT_TASK_QUEUED);
   if (prev_on_scx) {
-    update_curr(m, d, cpu);
+    ext_update_curr(m, d, cpu);
     if (prev_on_rq && XT(prev)->slice && XOPS(m, d)) return 1;
   }
   if (rq->local.nr || ext_consume_dsq(m, d, cpu, &s->global)) return 0;
@@ -419,17 +402,17 @@ static int balance_one(const psModel *m, psData *d, int cpu, psTask *prev) {
   return prev_on_rq && (!ops || !(ops->flags & SCX_OPS_ENQ_LAST));
 }
 
-/* ---- the watchdog (check_rq_for_timeouts, every timeout/2) ---- */
+/* ---- the ext_watchdog (check_rq_for_timeouts, every timeout/2) ---- */
 
-static uint64_t timeout_jiffies(const psModel *m) {
+uint64_t ext_timeout_jiffies(const psModel *m) {
   const psExtOps *ops = XOPS_ANY(m);
   uint64_t ms = ops && ops->timeout_ms ? ops->timeout_ms : SCX_WATCHDOG_MAX_TIMEOUT_MS;
   return (ms * (uint64_t)m->hz + 999) / 1000;  /* msecs_to_jiffies */
 }
 
-static void watchdog(const psModel *m, psData *d) {
+void ext_watchdog(const psModel *m, psData *d) {
   ext_shared *s = XS(m, d);
-  uint64_t timeout = timeout_jiffies(m);
+  uint64_t timeout = ext_timeout_jiffies(m);
   if (d->jiffies < s->watchdog_next) return;
   s->watchdog_next = d->jiffies + (timeout / 2 ? timeout / 2 : 1);
   for (int cpu = 0; cpu < m->ncpu; cpu++)
@@ -445,365 +428,3 @@ static void watchdog(const psModel *m, psData *d) {
       return;
     }
 }
-
-/* ---- the hooks ---- */
-
-static void ext_init_task(psTask *p, const psData *d) {
-  ext_task *x = XT(p);
-  memset(x, 0, sizeof *x);
-  x->next = x->prev = -1;
-  x->dsq_id = x->ddsp_dsq_id = SCX_DSQ_INVALID;
-  x->slice = SCX_SLICE_DFL;
-  x->runnable_at = (int64_t)d->jiffies;
-  x->flags = EXT_TASK_RESET_RUNNABLE_AT;
-  x->weight = ext_weight_of_nice(p->nice);
-}
-
-/* The fallback's: while the scheduler runs, hooks are the class's; once
- * it has ended, EEVDF's (ext_fallback.c).  An error ends it at once (no
- * op is called after), but the class finishes the hook it is in on its
- * own structures, and hands the tasks over as the hook returns (settle),
- * or as the next one begins (an error from Python between runs). */
-#define FALLBACK(call)                                              \
-  do {                                                              \
-    if (!XS(m, d)->enabled) {                                       \
-      if (!XS(m, d)->fair) ext_switch_to_fair(m, d, NULL, NULL);    \
-      return call;                                                  \
-    }                                                               \
-  } while (0)
-
-static int ext_task_spawn(const psModel *m, psData *d, psTask *p);
-
-/* 1 if the scheduler ended during the hook: the tasks are EEVDF's now;
- * `woken` is on_rq for the engine although not yet, `sleeping` is not
- * although still */
-static int settle(const psModel *m, psData *d, const psTask *woken, const psTask *sleeping) {
-  if (XS(m, d)->enabled || XS(m, d)->fair) return 0;
-  ext_switch_to_fair(m, d, woken, sleeping);
-  return 1;
-}
-
-static int ext_configure(psModel *m, char *err, int errlen) {
-  return ps_policy_eevdf.hooks.configure(m, err, errlen);
-}
-
-static void ext_init_rq(const psModel *m, psData *d, int cpu) {
-  fair_init_rq(m, d, cpu);
-  ext_rq *rq = XRQ(m, d, cpu);
-  ext_dsq_init(&rq->local, SCX_DSQ_LOCAL);
-  rq->rt_head = rq->rt_tail = -1;
-  if (cpu) return;
-  ext_shared *s = &rq->shared;
-  ext_dsq_init(&s->global, SCX_DSQ_GLOBAL);
-  s->enabled = XOPS_ANY(m) != NULL;
-  s->op = s->ddsp_task = s->dsp_cpu = s->this_cpu = -1;
-  /* reset_idle_masks: every online CPU idle */
-  s->idle_mask = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;
-  s->watchdog_next = timeout_jiffies(m) / 2;
-}
-
-static int generic_prio(const psTask *p) {
-  return ext_rt(p) ? 99 - p->rt_priority : 120 + p->nice;
-}
-
-/* sched_fork's scx_fork (ops.init_task) and scx_post_fork's enable
- * (weight, ops.enable, ops.set_weight), then wake_up_new_task */
-static int ext_task_spawn_class(const psModel *m, psData *d, psTask *p) {
-  FALLBACK(fair_task_spawn(m, d, p));
-  ext_init_task(p, d);
-  p->static_prio = 120 + p->nice;
-  p->prio = generic_prio(p);
-  p->time_slice = p->policy == PS_SCHED_RR ? RR_TIMESLICE_MS * m->hz / 1000 : 0;
-  const psExtOps *ops = XOPS(m, d);
-  if (ops && ops->init_task) {
-    int32_t r = 0;
-    OPS_CALL(m, d, EXT_OP_INIT_TASK, p->cpu, r = ops->init_task(m, d, p, 1));
-    if (r) ext_error(m, d, SCX_EXIT_ERROR, "ops.init_task() failed (%d) for %s[%d]", r, p->name,
-                     p->pid);
-  }
-  if ((ops = XOPS(m, d))) {
-    if (ops->enable) OPS_CALL(m, d, EXT_OP_ENABLE, p->cpu, ops->enable(m, d, p));
-    XT(p)->flags |= EXT_TASK_ENABLED;
-    if ((ops = XOPS(m, d)) && ops->set_weight)
-      OPS_CALL(m, d, EXT_OP_SET_WEIGHT, p->cpu, ops->set_weight(m, d, p, XT(p)->weight));
-  }
-  if (ext_rt(p)) {
-    rt_link(m, d, p);
-    return rt_preempts(d, p);
-  }
-  int this_cpu = p->cpu;
-  set_task_cpu(m, d, p, select_task_rq(m, d, p, SCX_WAKE_FORK, this_cpu));
-  enqueue_task(m, d, p, 0, 0, -1);
-  return ps_curr(d, p->cpu)->is_idle;
-}
-
-/* sched_fork then wake_up_new_task: the child where its parent is, as a
- * spawned task; the fallback's own fork */
-static void ext_task_fork(const psModel *m, psData *d, psTask *parent, psTask *child) {
-  FALLBACK(fair_task_fork(m, d, parent, child));
-  child->cpu = parent->cpu;
-  if (ext_task_spawn(m, d, child)) ps_resched_cpu(d, child->cpu);
-}
-
-static void ext_task_exit(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  (void)parent;
-  const psExtOps *ops = XOPS(m, d);
-  if (!ops) return;
-  if ((XT(p)->flags & EXT_TASK_ENABLED) && ops->disable)
-    OPS_CALL(m, d, EXT_OP_DISABLE, p->cpu, ops->disable(m, d, p));
-  XT(p)->flags &= ~EXT_TASK_ENABLED;
-  if ((ops = XOPS(m, d)) && ops->exit_task)
-    OPS_CALL(m, d, EXT_OP_EXIT_TASK, p->cpu, ops->exit_task(m, d, p, 0));
-}
-
-static int ext_wakeup_class(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  FALLBACK(fair_wakeup(m, d, p, waker, sync));
-  if (ext_rt(p)) {
-    if (!ext_allowed(p, p->cpu)) set_task_cpu(m, d, p, select_task_rq(m, d, p, 0, p->cpu));
-    rt_link(m, d, p);
-    return rt_preempts(d, p);
-  }
-  uint64_t wf = SCX_WAKE_TTWU | (sync ? SCX_WAKE_SYNC : 0);
-  set_task_cpu(m, d, p, select_task_rq(m, d, p, wf, waker ? waker->cpu : p->cpu));
-  enqueue_task(m, d, p, SCX_ENQ_WAKEUP, 0, -1);
-  return ps_curr(d, p->cpu)->is_idle;
-}
-
-static void ext_deactivate_class(const psModel *m, psData *d, psTask *prev) {
-  FALLBACK(fair_deactivate(m, d, prev));
-  if (ext_rt(prev))
-    rt_unlink(m, d, prev);
-  else
-    dequeue_task(m, d, prev, SCX_DEQ_SLEEP, 0);
-}
-
-static psTask *ext_pick_next_class(const psModel *m, psData *d, int cpu) {
-  FALLBACK(fair_pick_next(m, d, cpu));
-  ext_rq *rq = XRQ(m, d, cpu);
-  psTask *idle = &d->task[d->cpu[cpu].idle], *next;
-  /* a current task moved away in this schedule() (set_affinity's
-   * migration, ext_migrate) has been dequeued and enqueued there: it is no
-   * prev of this CPU's */
-  psTask *prev = ps_curr(d, cpu)->cpu == cpu ? ps_curr(d, cpu) : idle;
-  int prev_queued = is_ext_task(prev) && (XT(prev)->flags & EXT_TASK_QUEUED);
-  if (rq->rt_nr_running) {
-    next = &d->task[rq->rt_head];
-  } else if (balance_one(m, d, cpu, prev)) {
-    if (!XT(prev)->slice) XT(prev)->slice = SCX_SLICE_DFL;
-    rq->nr_keep_prev++;
-    return prev;
-  } else {
-    next = rq->local.head >= 0 ? &d->task[rq->local.head] : idle;
-    if (next != idle && !XT(next)->slice) XT(next)->slice = SCX_SLICE_DFL;
-  }
-  if (next == prev && ps_curr(d, cpu) == prev) return prev;
-  if (prev_queued) put_prev_task(m, d, prev, next == idle);
-  if (ps_curr(d, cpu)->is_idle) ext_update_idle(m, d, cpu, 0, 1);
-  if (is_ext_task(next)) set_next_task(m, d, next);
-  if (next == idle) ext_update_idle(m, d, cpu, 1, 1);
-  return next;
-}
-
-static void ext_tick_class(const psModel *m, psData *d, int cpu) {
-  FALLBACK(fair_tick(m, d, cpu));
-  if (cpu == 0) watchdog(m, d);
-  if (!XS(m, d)->enabled) return;
-  psTask *curr = ps_curr(d, cpu);
-  if (curr->is_idle) {
-    /* pick_task_idle's refresh: a CPU that stays idle is idle again */
-    ext_update_idle(m, d, cpu, 1, 0);
-    return;
-  }
-  if (ext_rt(curr)) {
-    /* task_tick_rt: an RR task behind the others of its prio */
-    if (curr->policy != PS_SCHED_RR || --curr->time_slice > 0) return;
-    curr->time_slice = RR_TIMESLICE_MS * m->hz / 1000;
-    ext_task *x = XT(curr);
-    if ((x->next >= 0 && d->task[x->next].prio == curr->prio) ||
-        (x->prev >= 0 && d->task[x->prev].prio == curr->prio)) {
-      rt_unlink(m, d, curr);
-      rt_link(m, d, curr);
-      ps_resched_cpu(d, cpu);
-    }
-    return;
-  }
-  update_curr(m, d, cpu);
-  const psExtOps *ops = XOPS(m, d);
-  if (ops && ops->tick) OPS_CALL(m, d, EXT_OP_TICK, cpu, ops->tick(m, d, curr));
-  if (!XT(curr)->slice) ps_resched_cpu(d, cpu);
-}
-
-static void ext_yield_class(const psModel *m, psData *d, psTask *p) {
-  FALLBACK(fair_yield(m, d, p));
-  if (ext_rt(p)) {
-    rt_unlink(m, d, p);
-    rt_link(m, d, p);
-  } else {
-    const psExtOps *ops = XOPS(m, d);
-    if (ops && ops->yield)
-      OPS_CALL(m, d, EXT_OP_YIELD, p->cpu, ops->yield(m, d, p, NULL));
-    else
-      XT(p)->slice = 0;
-  }
-  ps_resched_cpu(d, p->cpu);
-}
-
-/* reweight_task_scx */
-static void ext_set_nice_class(const psModel *m, psData *d, psTask *p, int nice) {
-  FALLBACK(fair_set_nice(m, d, p, nice));
-  p->static_prio = 120 + nice;
-  if (!ext_rt(p)) p->prio = p->static_prio;
-  XT(p)->weight = ext_weight_of_nice(nice);
-  const psExtOps *ops = XOPS(m, d);
-  if (ops && ops->set_weight && (XT(p)->flags & EXT_TASK_ENABLED))
-    OPS_CALL(m, d, EXT_OP_SET_WEIGHT, p->cpu, ops->set_weight(m, d, p, XT(p)->weight));
-}
-
-/* __sched_setscheduler: out of the old class, into the new one */
-static void ext_set_scheduler_class(const psModel *m, psData *d, psTask *p, int policy, int rt) {
-  FALLBACK(fair_set_scheduler(m, d, p, policy, rt));
-  int queued = p->on_rq, was_rt = ext_rt(p), running = ps_curr(d, p->cpu) == p;
-  if (queued) {
-    if (was_rt)
-      rt_unlink(m, d, p);
-    else
-      dequeue_task(m, d, p, 0, 0);
-  }
-  p->policy = policy;
-  p->rt_priority = rt;
-  p->prio = generic_prio(p);
-  p->time_slice = policy == PS_SCHED_RR ? RR_TIMESLICE_MS * m->hz / 1000 : 0;
-  if (queued) {
-    if (ext_rt(p)) {
-      rt_link(m, d, p);
-    } else if (running) {
-      /* enqueue_task_scx with ENQUEUE_RESTORE of the current task: into
-       * its local DSQ (sticky), then set_next_task_scx takes it out and
-       * calls running */
-      enqueue_task(m, d, p, ENQUEUE_RESTORE, 0, p->cpu);
-      set_next_task(m, d, p);
-    } else {
-      enqueue_task(m, d, p, ENQUEUE_RESTORE, 0, -1);
-    }
-  }
-  ps_resched_cpu(d, p->cpu);
-}
-
-/* set_cpus_allowed_scx (ops.set_cpumask), then move_queued_task */
-static void ext_migrate_class(const psModel *m, psData *d, psTask *p, int dest) {
-  FALLBACK(fair_migrate(m, d, p, dest));
-  const psExtOps *ops = XOPS(m, d);
-  if (ops && ops->set_cpumask && !ext_rt(p))
-    OPS_CALL(m, d, EXT_OP_SET_CPUMASK, p->cpu, ops->set_cpumask(m, d, p, p->cpus_allowed));
-  if (!p->on_rq) {
-    set_task_cpu(m, d, p, dest);
-    return;
-  }
-  if (ext_rt(p)) {
-    rt_unlink(m, d, p);
-    set_task_cpu(m, d, p, dest);
-    rt_link(m, d, p);
-    if (rt_preempts(d, p)) ps_resched_cpu(d, dest);
-    return;
-  }
-  int running = ps_curr(d, p->cpu) == p;
-  if (running) update_curr(m, d, p->cpu);
-  dequeue_task(m, d, p, 0, 1);
-  set_task_cpu(m, d, p, dest);
-  enqueue_task(m, d, p, 0, 1, -1);
-  if (ps_curr(d, dest)->is_idle) ps_resched_cpu(d, dest);
-}
-
-static int ext_task_spawn(const psModel *m, psData *d, psTask *p) {
-  int r = ext_task_spawn_class(m, d, p);
-  return settle(m, d, p, NULL) ? 0 : r;
-}
-
-static int ext_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync) {
-  int r = ext_wakeup_class(m, d, p, waker, sync);
-  return settle(m, d, p, NULL) ? 0 : r;
-}
-
-static void ext_deactivate(const psModel *m, psData *d, psTask *prev) {
-  ext_deactivate_class(m, d, prev);
-  settle(m, d, NULL, prev);
-}
-
-static void ext_tick(const psModel *m, psData *d, int cpu) {
-  ext_tick_class(m, d, cpu);
-  settle(m, d, NULL, NULL);
-}
-
-static void ext_yield(const psModel *m, psData *d, psTask *p) {
-  ext_yield_class(m, d, p);
-  settle(m, d, NULL, NULL);
-}
-
-static void ext_set_nice(const psModel *m, psData *d, psTask *p, int nice) {
-  ext_set_nice_class(m, d, p, nice);
-  settle(m, d, NULL, NULL);
-}
-
-static void ext_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt) {
-  ext_set_scheduler_class(m, d, p, policy, rt);
-  settle(m, d, NULL, NULL);
-}
-
-static void ext_migrate(const psModel *m, psData *d, psTask *p, int dest) {
-  ext_migrate_class(m, d, p, dest);
-  settle(m, d, NULL, NULL);
-}
-
-/* an error during balance_one: the tasks are EEVDF's, prev still current
- * (the engine's view), and EEVDF picks */
-static psTask *ext_pick_next(const psModel *m, psData *d, int cpu) {
-  psTask *next = ext_pick_next_class(m, d, cpu);
-  return settle(m, d, NULL, NULL) ? fair_pick_next(m, d, cpu) : next;
-}
-
-static int ext_check(const psModel *m, const psData *d, char *err, int errlen) {
-  if (!XS(m, d)->enabled) return fair_check(m, d, err, errlen);
-  return ext_check_dsqs(m, d, err, errlen);
-}
-
-static const psFieldInfo ext_task_fields[] = {
-    {"slice", PS_F_I64, offsetof(ext_task, slice), "ns of slice left (p->scx.slice)", PS_AT_PRIV},
-    {"dsq_vtime", PS_F_I64, offsetof(ext_task, dsq_vtime), "p->scx.dsq_vtime", PS_AT_PRIV},
-    {"weight", PS_F_U32, offsetof(ext_task, weight), "p->scx.weight, 1..10000 (nice 0: 100)",
-     PS_AT_PRIV},
-    {"dsq_id", PS_F_I64, offsetof(ext_task, dsq_id), "the DSQ it is queued on (-2^63: none)",
-     PS_AT_PRIV},
-};
-
-/* ext_rq's fields, after the fallback's fair_rq in the CPU's area */
-#define XRF(name, type, doc) {#name, type, EXT_RQ_OFFSET + offsetof(ext_rq, name), doc, PS_AT_PRIV}
-static const psFieldInfo ext_rq_fields[] = {
-    XRF(nr_running, PS_F_I32, "ext tasks runnable on this CPU"),
-    XRF(nr_dispatched, PS_F_I64, "tasks moved into this CPU's local DSQ"),
-    XRF(nr_kicks, PS_F_I64, "scx_bpf_kick_cpu calls aimed at this CPU"),
-    XRF(nr_keep_prev, PS_F_I64, "schedules that kept prev running"),
-};
-
-static const char *const ext_headline[] = {"slice", "dsq_vtime", NULL};
-
-const psExtPolicy ps_ext_class = {
-    .pol = {
-        .name = "sched_ext",
-        .doc = "The sched_ext class (kernel/sched/ext.c, 6.12): dispatch queues and a "
-               "scheduler's ops, EEVDF as its fallback",
-        .task_fields = ext_task_fields,
-        .ntask_fields = PS_NELEM(ext_task_fields),
-        .rq_fields = ext_rq_fields,
-        .nrq_fields = PS_NELEM(ext_rq_fields),
-        .rq_size = EXT_RQ_OFFSET + sizeof(ext_rq),
-        .max_prio = 140,
-        .headline = ext_headline,
-        .hooks = {.configure = ext_configure, .init_rq = ext_init_rq,
-                  .task_spawn = ext_task_spawn, .task_fork = ext_task_fork,
-                  .task_exit = ext_task_exit, .wakeup = ext_wakeup,
-                  .deactivate = ext_deactivate, .pick_next = ext_pick_next, .tick = ext_tick,
-                  .yield = ext_yield, .set_nice = ext_set_nice,
-                  .set_scheduler = ext_set_scheduler, .migrate = ext_migrate,
-                  .check = ext_check},
-    },
-};
