@@ -5,9 +5,9 @@
  * put_prev_task_scx and set_next_task_scx, the notifiers in the kernel's
  * order (runnable, running, stopping, quiescent), slices counted down in
  * ns (update_curr_scx, task_tick_scx), weights, the watchdog
- * (check_rq_for_timeouts), and the hooks of psPolicy built on them.  RT
- * tasks form a class above, one list per CPU, best prio first (rt.c).
- * The psPolicy hooks built on these rules are ext_hooks.c's.
+ * (check_rq_for_timeouts).  RT tasks form a class above, one list per
+ * CPU, best prio first (rt.c).  The psPolicy hooks built on these rules
+ * are ext_hooks.c's.
  *
  * Where the engine's order differs from the kernel's: schedule() calls
  * put_prev before pick_next, so the class does put_prev's work inside
@@ -15,24 +15,17 @@
  * put_prev_set_next_task does it (6.12 core.c).  Kicks and direct
  * dispatches to another CPU's local DSQ take effect at once, where the
  * kernel defers them to an irq work or a balance callback.
- *
- * A file of ~450 lines: the class's rules are one concept, the order of
- * whose steps matters across them. */
+ */
 #include "ext.h"
 
 #include <string.h>
 
 /* sched_weight_to_cgroup(sched_prio_to_weight[static_prio - MAX_RT_PRIO])
  * (scx_ops_enable_task; kernel/sched/sched.h): the 1..10000 scale where
- * nice 0 is 100, rounded to the closest */
-static const int prio_to_weight[40] = {
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
-    9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
-    1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
-    110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
-
+ * nice 0 is 100, rounded to the closest; the table is core.c's
+ * (fair_common.c) */
 uint32_t ext_weight_of_nice(int nice) {
-  uint64_t w = ((uint64_t)prio_to_weight[nice + 20] * 100 + 512) / 1024;
+  uint64_t w = ((uint64_t)sched_prio_to_weight[nice + 20] * 100 + 512) / 1024;
   return (uint32_t)(w < 1 ? 1 : w > 10000 ? 10000 : w);
 }
 

@@ -377,3 +377,101 @@ def test_the_examples_pass_the_conformance_kit(cls):
     # pickles and bad input, with renice, setscheduler, affinity and yield
     report = ps.policy.testing.check_policy(cls)
     assert str(report).count(": ok") == 12, str(report)
+
+
+class Urgent(ext.Scheduler):
+    """Global FIFO, but a task named `urgent` goes to the head of CPU 0's
+    local DSQ with SCX_ENQ_PREEMPT when it wakes (kick=False), or to the
+    global DSQ followed by kick_cpu(0, SCX_KICK_PREEMPT) (kick=True)."""
+    kick = False
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        return 0
+
+    def enqueue(self, p, enq_flags):
+        if p.name != "urgent":
+            self.dsq_insert(p, ext.SCX_DSQ_GLOBAL, ext.SCX_SLICE_DFL, enq_flags)
+        elif self.kick:
+            self.dsq_insert(p, ext.SCX_DSQ_GLOBAL, ext.SCX_SLICE_DFL, enq_flags)
+            self.kick_cpu(0, ext.SCX_KICK_PREEMPT)
+        else:
+            self.dsq_insert(p, ext.SCX_DSQ_LOCAL, ext.SCX_SLICE_DFL, enq_flags | ext.SCX_ENQ_PREEMPT)
+
+
+@pytest.mark.parametrize("kick", [False, True])
+def test_preempt_runs_a_waking_task_at_once(kick):
+    cls = type("UrgentKick" if kick else "UrgentEnq", (Urgent,), {"kick": kick})
+    sim = ps.Simulator(cls, latencies=True)
+    hogs(sim, [("hog", 0)])
+    sim.spawn(ps.Program().loop().sleep(ms=7.5).run(ms=1).end(), name="urgent")
+    sim.run(seconds=1)
+    # without preemption it would wait for the hog's 20 ms slice to end
+    assert int(sim.stats()[1]["lat_max_ns"]) <= 10**6
+
+
+class Flooder(ext.Scheduler):
+    """Holds its tasks and dispatches them all at once, with a batch of 2."""
+    dispatch_max_batch = 2
+
+    def init(self):
+        self.held = []
+
+    def select_cpu(self, p, prev_cpu, wake_flags):
+        return prev_cpu
+
+    def enqueue(self, p, enq_flags):
+        self.held.append(p.pid)
+
+    def dispatch(self, cpu, prev):
+        for pid in self.held:
+            self.dsq_insert(self.task(pid), ext.SCX_DSQ_GLOBAL)
+        self.held.clear()
+
+
+def test_more_insertions_than_dispatch_max_batch_end_the_scheduler():
+    sim = ps.Simulator(Flooder, debug=True)
+    hogs(sim, [(f"h{i}", 0) for i in range(3)])
+    sim.run(seconds=0.1)
+    info = sim.policy_instance.exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR
+    assert info.msg == ("ops.dispatch at t=0 ns: dispatch buffer overflow "
+                        "(dispatch_max_batch=2) at h2[3]")
+
+
+class TickInserter(ext.Scheduler):
+    """Calls scx_bpf_dsq_insert from ops.tick, which may not."""
+
+    def tick(self, p):
+        self.dsq_insert(p, ext.SCX_DSQ_GLOBAL)
+
+
+def test_a_kfunc_from_an_op_that_may_not_call_it_ends_the_scheduler():
+    sim = ps.Simulator(TickInserter)
+    hogs(sim, [("hog", 0)])
+    sim.run(seconds=0.01)
+    assert sim.policy_instance.exit_info.msg.startswith(
+        "ops.tick at t=1000000 ns: scx_bpf_dsq_insert on hog[1]: only ops.select_cpu")
+
+
+def test_idle_tracking_picks_distributes_and_claims():
+    class Idle(ext.Scheduler):
+        def init(self):
+            # every CPU is idle before any task (reset_idle_masks); the
+            # picks start after CPU 0 and each claims the CPU it returns
+            self.picks = [self.pick_idle_cpu(0b1111) for _ in range(5)]
+    sim = ps.Simulator(Idle, cpus=4)
+    assert sim.policy_instance.picks == [1, 2, 3, 0, -16]
+
+    class Claim(ext.Scheduler):
+        def init(self):
+            self.claims = [self.test_and_clear_cpu_idle(c) for c in (1, 1, 0)]
+    assert ps.Simulator(Claim, cpus=2).policy_instance.claims == [True, False, True]
+
+
+def test_select_cpu_dfl_places_wakers_on_idle_cpus():
+    sim = ps.Simulator(GlobalFifo, cpus=4)
+    hogs(sim, [(f"h{i}", 0) for i in range(4)])
+    sim.run(seconds=0.5)
+    # each hog found an idle CPU of its own and stayed there
+    assert sorted(int(r["cpu"]) for r in sim.stats()) == [0, 1, 2, 3]
+    assert all(int(r["cpu_ns"]) == 5 * 10**8 for r in sim.stats())
