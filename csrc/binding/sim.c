@@ -314,6 +314,10 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
                      values, time_slice, err, sizeof err);
   self->busy = 0;
   if (call_failed(self)) return NULL;
+  if (pid == PS_SPAWN_INVARIANT) {
+    PyErr_Format(sim_state(self)->invariant_error, "invariant broken before a spawn: %s", err);
+    return NULL;
+  }
   if (pid < 0) return raise_value(err);
   return PyLong_FromLong(pid);
 }

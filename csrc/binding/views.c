@@ -416,6 +416,7 @@ static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
   if (f->offset == offsetof(psTask, cpu) && f->at == PS_AT_TASK && v != t->cpu) {
     int from = t->cpu;
     t->cpu = (int32_t)v;
+    ps_forget_runnable(c->d);
     ps_count_up(&t->nr_migrations);
     ps_log(c->m, c->d, PS_EVT_MIGRATE, t->cpu, t, from, t->prio, 0);
     return 0;

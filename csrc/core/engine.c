@@ -353,6 +353,32 @@ psTask *ps_new_task(const psModel *m, psData *d, int prog) {
   return t;
 }
 
+/* The tasks in state RUNNING on each CPU, idle tasks aside: what spawn
+ * places by (psFastState.runnable). */
+static void count_runnable(const psModel *m, const psData *d, int32_t out[PS_MAX_CPUS]) {
+  memset(out, 0, PS_MAX_CPUS * sizeof out[0]);
+  for (int32_t i = m->ncpu; i < d->ntask; i++)
+    if (d->task[i].state == PS_TASK_RUNNING) out[d->task[i].cpu]++;
+}
+
+/* 0 if spawn's kept counts, when it keeps them, are the tasks' own, else
+ * -1 with err. */
+static int runnable_agree(const psModel *m, const psData *d, char *err, int errlen) {
+  const psFastState *f = (const psFastState *)(const void *)d->fast;
+  if (!f->runnable_known) return 0;
+  int32_t n[PS_MAX_CPUS];
+  count_runnable(m, d, n);
+  for (int c = 0; c < m->ncpu; c++)
+    if (n[c] != f->runnable[c]) {
+      snprintf(err, errlen, "cpu %d has %d runnable tasks, but spawn counts %d", c, n[c],
+               f->runnable[c]);
+      return -1;
+    }
+  return 0;
+}
+
+void ps_forget_runnable(psData *d) { ps_fast(d)->runnable_known = 0; }
+
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
                   int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
                   const int32_t *init_field, const int64_t *init_value, int time_slice,
@@ -393,14 +419,18 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
     snprintf(err, errlen, "task limit reached: max_tasks=%d live tasks", m->max_tasks);
     return -1;
   }
+  psFastState *f = ps_fast(d);
+  if (f->runnable_known && m->debug_checks && runnable_agree(m, d, err, errlen))
+    return PS_SPAWN_INVARIANT;
   if (cpu < 0) {
     /* the allowed CPU with the fewest runnable tasks, lowest index on ties */
+    if (!f->runnable_known) {
+      count_runnable(m, d, f->runnable);
+      f->runnable_known = 1;
+    }
     int best = -1;
-    int64_t load[PS_MAX_CPUS] = {0};
-    for (int32_t i = m->ncpu; i < d->ntask; i++)
-      if (d->task[i].state == PS_TASK_RUNNING) load[d->task[i].cpu]++;
     for (int c = 0; c < m->ncpu; c++)
-      if ((cpus_allowed >> c & 1) && (best < 0 || load[c] < load[best])) best = c;
+      if ((cpus_allowed >> c & 1) && (best < 0 || f->runnable[c] < f->runnable[best])) best = c;
     cpu = best;
   }
   psTask *t = ps_new_task(m, d, prog);
@@ -422,11 +452,17 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
   }
   if (m->hooks.task_spawn(m, d, t)) ps_resched_cpu(d, cpu);
   t->on_rq = 1;
+  /* where the policy queued it (a Python policy may have moved it, and
+   * then the counts are forgotten) */
+  if (f->runnable_known) f->runnable[t->cpu]++;
   if (time_slice > 0) t->time_slice = time_slice;
   return t->pid;
 }
 
-void ps_params_changed(const psModel *m, psData *d) { m->hooks.retune(m, d); }
+void ps_params_changed(const psModel *m, psData *d) {
+  ps_forget_runnable(d);
+  m->hooks.retune(m, d);
+}
 
 void ps_set_fast_paths(psModel *m, psData *d, int fast) {
   m->fast_paths = fast;
@@ -517,6 +553,7 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       return -1;
     }
   }
+  if (runnable_agree(m, d, err, errlen)) return -1;
   return m->hooks.check(m, d, err, errlen);
 }
 

@@ -20,6 +20,15 @@ typedef struct psFastState {
     int64_t n, asked_ns;
     uint64_t jiffies;
   } defer[PS_MAX_CPUS];
+  /* spawn's placement, the allowed CPU with the fewest runnable tasks
+   * (engine.c, ps_spawn): runnable[c] is the tasks in state RUNNING whose
+   * cpu is c, idle tasks aside, while runnable_known.  Only calls from
+   * Python between runs read it, so it is counted once, by the first spawn
+   * after anything else acted on the state, and kept by each spawn after:
+   * a run, a syscall or post from Python, a retune, a Python policy moving
+   * a task (views.c) forget it.  A snapshot does not keep it. */
+  int32_t runnable_known;
+  int32_t runnable[PS_MAX_CPUS];
 } psFastState;
 _Static_assert(sizeof(psFastState) <= PS_FAST_STATE_BYTES, "psData.fast holds psFastState");
 

@@ -245,13 +245,22 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen);
 void ps_data_free(psData *d);
 int ps_data_copy(const psModel *m, psData *dst, const psData *src);
 
-/* Create a task running program `prog`; returns its pid or -1 with err.
+/* Create a task running program `prog`; returns its pid or -1 with err
+ * (PS_SPAWN_INVARIANT with err: under debug_checks, the counts it places
+ * by were found wrong).  Without a cpu (cpu < 0) it goes to the allowed CPU
+ * with the fewest tasks in state RUNNING, lowest index on ties; those
+ * counts are kept from one spawn to the next (O(1) a spawn) and counted
+ * again after anything else acted on the state (ps_forget_runnable).
  * init sets policy task fields (index, value) before the policy initialises
  * the task (e.g. sleep_avg); time_slice (>= 1, or 0 for the policy's) is set
  * after it. */
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
              int rt_priority, uint64_t cpus_allowed, int cpu, int ninit, const int32_t *init_field,
              const int64_t *init_value, int time_slice, char *err, int errlen);
+#define PS_SPAWN_INVARIANT (-2)
+/* Something outside the engine moved a task (a Python policy's view):
+ * the next spawn counts the runnable tasks again. */
+void ps_forget_runnable(psData *d);
 /* The latest time a run may reach (about 73 years): far from int64
  * overflow, whatever durations are still pending then. */
 #define PS_MAX_TIME_NS (INT64_MAX / 4)

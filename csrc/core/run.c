@@ -352,6 +352,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   if (ps_check_time(t_end, err, errlen)) return -1;
   d->failed = 0;
   d->trace_full = 0;
+  ps_forget_runnable(d);
   /* anything left to do at the current instant (a spawn, a renice) first */
   d->cpus_due = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;  /* PS_MAX_CPUS <= 64 */
   resolve(m, d);

@@ -200,6 +200,7 @@ void ps_post(const psModel *m, psData *d, int chan, psTask *waker, int sync) {
 }
 
 int ps_post_from_python(const psModel *m, psData *d, int chan, int64_t n, char *err, int errlen) {
+  ps_forget_runnable(d);
   if (chan < 0 || chan >= d->nchan) {
     snprintf(err, errlen, "no channel %d (channels are 0..%d)", chan, d->nchan - 1);
     return -1;
@@ -441,6 +442,7 @@ void ps_run_program(const psModel *m, psData *d, int32_t ti) {
 
 int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall *sc, char *err,
                            int errlen) {
+  ps_forget_runnable(d);
   psTask *t = ps_task_by_pid(m, d, pid);
   if (!t && (pid < 1 || pid >= d->next_pid)) {
     snprintf(err, errlen, "no task with pid %d (pids are 1..%d)", pid, d->next_pid - 1);
