@@ -32,7 +32,9 @@ int sim_unavailable(SimObject *self);
 
 /* the readers (sim_records.c), in Sim's method table (sim.c) */
 PyObject *Sim_task(SimObject *self, PyObject *arg);
-PyObject *Sim_table(SimObject *self, PyObject *noargs);
+PyObject *Sim_table_shape(SimObject *self, PyObject *noargs);
+PyObject *Sim_table_fill(SimObject *self, PyObject *arg);
+PyObject *Sim_on_rq_counts(SimObject *self, PyObject *noargs);
 PyObject *Sim_events(SimObject *self, PyObject *noargs);
 PyObject *Sim_latencies(SimObject *self, PyObject *noargs);
 PyObject *Sim_samples(SimObject *self, PyObject *noargs);

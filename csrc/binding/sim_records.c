@@ -34,50 +34,145 @@ PyObject *Sim_task(SimObject *self, PyObject *arg) {
   return NULL;
 }
 
-/* table() -> (names, bytes, task names): every generic then policy field of
- * every live task and every kept exited one, as an int64 matrix, one row
- * per task (slot order, then exit order: Python sorts by pid). */
-PyObject *Sim_table(SimObject *self, PyObject *noargs) {
+/* The table's rows: every live task and every kept exited one, in pid
+ * order (slots are reused, and the exited ones are kept in exit order);
+ * a PyMem array of *n pointers, or NULL (no memory). */
+static int by_pid(const void *a, const void *b) {
+  int32_t x = (*(const psTask *const *)a)->pid, y = (*(const psTask *const *)b)->pid;
+  return (x > y) - (x < y);
+}
+
+static const psTask **table_rows(const psModel *m, const psData *d, Py_ssize_t *n) {
+  Py_ssize_t most = (Py_ssize_t)(d->ntask - m->ncpu) + d->exited.n;
+  const psTask **rows = PyMem_Malloc((size_t)(most ? most : 1) * sizeof(*rows));
+  if (!rows) return NULL;
+  Py_ssize_t k = 0;
+  int sorted = 1;
+  for (int32_t i = m->ncpu; i < d->ntask; i++)
+    if (d->task[i].pid) rows[k++] = &d->task[i];
+  for (int64_t e = 0; e < d->exited.n; e++) rows[k++] = psu_ring_at(&d->exited, e);
+  for (Py_ssize_t i = 1; i < k && sorted; i++) sorted = rows[i - 1]->pid < rows[i]->pid;
+  if (!sorted) qsort(rows, (size_t)k, sizeof(*rows), by_pid);
+  *n = k;
+  return rows;
+}
+
+static int ascii_name(const psTask *t, size_t *len) {
+  *len = strnlen(t->name, PS_NAME_LEN);
+  for (size_t i = 0; i < *len; i++)
+    if ((unsigned char)t->name[i] >= 0x80) return 0;
+  return 1;
+}
+
+/* A task's name as Python reads it (UTF-8, undecodable bytes replaced). */
+static PyObject *name_str(const psTask *t) {
+  return PyUnicode_DecodeUTF8(t->name, (Py_ssize_t)strnlen(t->name, PS_NAME_LEN), "replace");
+}
+
+/* table_shape() -> (field names, rows, name width): what table_fill
+ * writes, for Python to lay out the array it fills (stats()): every
+ * generic then policy field as 8 bytes, nr_switches, then the name as
+ * `width` UCS4 characters (the longest name's length, at least 1). */
+PyObject *Sim_table_shape(SimObject *self, PyObject *noargs) {
+  READY(self);
+  const psModel *m = &self->m;
+  Py_ssize_t n, width = 1;
+  const psTask **rows = table_rows(m, &self->d, &n);
+  if (!rows) return PyErr_NoMemory();
+  for (Py_ssize_t k = 0; k < n; k++) {
+    size_t len;
+    if (!ascii_name(rows[k], &len)) {
+      PyObject *s = name_str(rows[k]);
+      if (!s) { PyMem_Free(rows); return NULL; }
+      len = (size_t)PyUnicode_GET_LENGTH(s);
+      Py_DECREF(s);
+    }
+    if ((Py_ssize_t)len > width) width = (Py_ssize_t)len;
+  }
+  PyMem_Free(rows);
+  int nf = ps_nfields(m);
+  PyObject *names = PyList_New(nf);
+  for (int i = 0; names && i < nf; i++) {
+    PyObject *s = PyUnicode_FromString(ps_field_info(m, i)->name);
+    if (!s) { Py_CLEAR(names); break; }
+    PyList_SET_ITEM(names, i, s);
+  }
+  if (!names) return NULL;
+  return Py_BuildValue("(Nnn)", names, n, width);
+}
+
+/* table_fill(buffer): the rows table_shape described, written straight
+ * into a writable buffer of exactly rows x (8 x fields + 8 + 4 x width)
+ * bytes (stats()'s array): no copy of the table on the way. */
+PyObject *Sim_table_fill(SimObject *self, PyObject *arg) {
   READY(self);
   const psModel *m = &self->m;
   const psData *d = &self->d;
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)) return NULL;
+  Py_ssize_t n;
+  const psTask **rows = table_rows(m, d, &n);
+  if (!rows) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
   int nf = ps_nfields(m);
-  Py_ssize_t nt = (Py_ssize_t)(d->ntask - m->ncpu) + d->exited.n;  /* at most */
-  const psTask **rows = PyMem_Malloc((size_t)(nt ? nt : 1) * sizeof(*rows));
-  psTask *gone = PyMem_Malloc((size_t)(d->exited.n ? d->exited.n : 1) * sizeof(psTask));
-  if (!rows || !gone) {
-    PyMem_Free(rows);
-    PyMem_Free(gone);
-    return PyErr_NoMemory();
+  Py_ssize_t fixed = 8 * (Py_ssize_t)nf + 8;
+  Py_ssize_t width = n ? (view.len / n - fixed) / 4 : 0, item = fixed + 4 * width;
+  if (view.len != n * item || (n && width < 1)) {
+    PyErr_Format(PyExc_ValueError, "table_fill: a buffer of %zd bytes holds no %zd rows of %d "
+                 "fields and a name (call table_shape first)", view.len, n, nf);
+    goto fail;
   }
-  nt = 0;
-  for (int32_t i = m->ncpu; i < d->ntask; i++)
-    if (d->task[i].pid) rows[nt++] = &d->task[i];
-  psu_ring_read(&d->exited, gone);
-  for (int64_t k = 0; k < d->exited.n; k++) rows[nt++] = &gone[k];
-  PyObject *names = PyList_New(nf);
-  PyObject *buf = PyBytes_FromStringAndSize(NULL, nt * nf * 8);
-  PyObject *tnames = PyList_New(nt);
-  for (int i = 0; names && i < nf; i++)
-    PyList_SET_ITEM(names, i, PyUnicode_FromString(ps_field_info(m, i)->name));
-  if (buf) {
-    int64_t *out = (int64_t *)PyBytes_AS_STRING(buf);
-    for (Py_ssize_t k = 0; k < nt; k++)
-      for (int i = 0; i < nf; i++) out[(size_t)k * nf + i] = ps_task_value(m, d, rows[k], i);
-  }
-  for (Py_ssize_t k = 0; tnames && k < nt; k++) {
-    const char *s = rows[k]->name;
-    PyList_SET_ITEM(tnames, k, PyUnicode_DecodeUTF8(s, (Py_ssize_t)strnlen(s, PS_NAME_LEN), "replace"));
+  unsigned char *row = view.buf;
+  for (Py_ssize_t k = 0; k < n; k++, row += item) {
+    const psTask *t = rows[k];
+    int64_t v;
+    for (int i = 0; i < nf; i++) {
+      v = ps_task_value(m, d, t, i);
+      memcpy(row + 8 * i, &v, 8);
+    }
+    v = t->nvcsw + t->nivcsw;
+    memcpy(row + 8 * nf, &v, 8);
+    Py_UCS4 *out = (Py_UCS4 *)(void *)(row + fixed);
+    memset(out, 0, (size_t)width * sizeof(Py_UCS4));
+    size_t len;
+    if (ascii_name(t, &len)) {
+      if ((Py_ssize_t)len > width) goto narrow;
+      for (size_t i = 0; i < len; i++) out[i] = (unsigned char)t->name[i];
+      continue;
+    }
+    PyObject *s = name_str(t);
+    if (!s) goto fail;
+    Py_ssize_t chars = PyUnicode_GET_LENGTH(s);
+    int ok = chars <= width && (chars == 0 || PyUnicode_AsUCS4(s, out, width, 0));
+    Py_DECREF(s);
+    if (chars > width) goto narrow;
+    if (!ok) goto fail;
   }
   PyMem_Free(rows);
-  PyMem_Free(gone);
-  if (!names || !buf || !tnames) {
-    Py_XDECREF(names);
-    Py_XDECREF(buf);
-    Py_XDECREF(tnames);
-    return NULL;
+  PyBuffer_Release(&view);
+  Py_RETURN_NONE;
+narrow:
+  PyErr_Format(PyExc_ValueError, "table_fill: a name is longer than the buffer's %zd characters "
+               "(call table_shape first)", width);
+fail:
+  PyMem_Free(rows);
+  PyBuffer_Release(&view);
+  return NULL;
+}
+
+/* on_rq_counts() -> [queued tasks of each CPU, the running one included] */
+PyObject *Sim_on_rq_counts(SimObject *self, PyObject *noargs) {
+  READY(self);
+  const psModel *m = &self->m;
+  int64_t n[PS_MAX_CPUS] = {0};
+  for (int32_t i = m->ncpu; i < self->d.ntask; i++)
+    if (self->d.task[i].on_rq) n[self->d.task[i].cpu]++;
+  PyObject *l = PyList_New(m->ncpu);
+  for (int c = 0; l && c < m->ncpu; c++) {
+    PyObject *v = PyLong_FromLongLong(n[c]);
+    if (!v) { Py_CLEAR(l); break; }
+    PyList_SET_ITEM(l, c, v);
   }
-  return Py_BuildValue("(NNN)", names, buf, tnames);
+  return l;
 }
 
 static PyObject *ring_bytes(const psRing *r) {

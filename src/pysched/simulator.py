@@ -492,20 +492,12 @@ class Simulator:
         and field as int64 (pid, cpu_ns, wait_ns, sleep_ns, nr_switches,
         nr_wakeups, exit_ns, ...) plus name; the bit mask cpus_allowed is
         a uint64 (bit i: CPU i, 63 included)."""
-        names, raw, tnames = self._core.table()
-        n, k = len(tnames), len(names)
-        matrix = np.frombuffer(raw, dtype=np.int64).reshape(n, k)
-        order = np.argsort(matrix[:, names.index("pid")], kind="stable")
-        matrix = matrix[order]
-        tnames = [tnames[i] for i in order]
-        width = max([len(s) for s in tnames] + [1])
+        # the core writes the rows, in pid order, straight into the array:
+        # its int64 columns bit for bit (an unsigned field's too), then
+        # nr_switches and the name, with no table in between
+        names, n, width = self._core.table_shape()
         out = np.empty(n, dtype=_stats_dtype(tuple(names), self._unsigned_fields, width))
-        # the core's int64 columns are the record's first k fields, bit for
-        # bit (an unsigned field's too): one copy of the whole block
-        out.view(np.uint8).reshape(n, out.dtype.itemsize)[:, :8 * k] = \
-            matrix.view(np.uint8).reshape(n, 8 * k)
-        out["nr_switches"] = out["nvcsw"] + out["nivcsw"]
-        out["name"] = tnames
+        self._core.table_fill(out)
         return out
 
     def latencies(self, pid=None):
@@ -586,8 +578,7 @@ class Simulator:
         own = [f for f in self._rq_fields if f not in generic and f != "nr_running"]
         names = generic + ["nr_running"] + own
         out = np.zeros(self.cpus, dtype=[("cpu", np.int64)] + [(n, np.int64) for n in names])
-        st = self.stats()
-        queued = np.bincount(st["cpu"][st["on_rq"] == 1], minlength=self.cpus)
+        queued = self._core.on_rq_counts()
         for c in range(self.cpus):
             rq = self._core.runqueue(c)
             out[c] = (c, *[rq[n] for n in generic], queued[c], *[rq[n] for n in own])
