@@ -108,12 +108,18 @@ void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *
 
 psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid) {
   if (pid < 1 || pid >= d->next_pid) return NULL;
-  /* until tasks are reaped, pid n sits in slot n + ncpu - 1 */
-  int64_t guess = (int64_t)pid + m->ncpu - 1;
-  if (guess < d->ntask && d->task[guess].pid == pid) return &d->task[guess];
-  for (int32_t i = m->ncpu; i < d->ntask; i++)
-    if (d->task[i].pid == pid) return &d->task[i];
-  return NULL;
+  int32_t i = psu_pids_find(&((const psFastState *)(const void *)d->fast)->pids, pid);
+  return i >= 0 ? &d->task[i] : NULL;
+}
+
+int ps_pids_rebuild(const psModel *m, psData *d) {
+  psPids *h = &ps_fast(d)->pids;
+  psu_pids_free(h);
+  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+    int32_t pid = d->task[i].pid;
+    if (pid && (psu_pids_find(h, pid) >= 0 || psu_pids_insert(h, pid, i))) return -1;
+  }
+  return 0;
 }
 
 int ps_exited_by_pid(const psData *d, int pid, psTask *out) {
@@ -214,6 +220,7 @@ void ps_data_free(psData *d) {
   free(d->task);
   free(d->chan);
   free(d->src);
+  psu_pids_free(&ps_fast(d)->pids);
   psu_evq_free(&d->evq);
   psu_ring_free(&d->events);
   psu_ring_free(&d->latencies);
@@ -239,6 +246,7 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
   dst->task = dup_bytes(src->task, (size_t)src->cap_task * sizeof(psTask), &bad);
   dst->chan = dup_bytes(src->chan, (size_t)src->nchan * sizeof(psChannel), &bad);
   dst->src = dup_bytes(src->src, (size_t)src->nsrc * sizeof(psSourceState), &bad);
+  bad |= psu_pids_copy(&ps_fast(dst)->pids, &((const psFastState *)(const void *)src->fast)->pids);
   bad |= psu_evq_copy(&dst->evq, &src->evq);
   bad |= psu_ring_copy(&dst->events, &src->events);
   bad |= psu_ring_copy(&dst->latencies, &src->latencies);
@@ -254,7 +262,12 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
 
 int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen) {
   if (n > d->nchan) {
-    psChannel *c = realloc(d->chan, (size_t)n * sizeof(psChannel));
+    /* room for a power of two of them: Python adds channels one at a time
+     * (a program's new name), and each then costs O(1), not a copy of all
+     * (realloc within the block it has returns it as it is) */
+    size_t room = 8;
+    while (room < (size_t)n) room *= 2;
+    psChannel *c = realloc(d->chan, room * sizeof(psChannel));
     if (!c) {
       snprintf(err, errlen, "out of memory adding channels");
       return -1;
@@ -329,16 +342,16 @@ psTask *ps_new_task(const psModel *m, psData *d, int prog) {
     ps_fail(d, "pid space exhausted: %d tasks created", INT32_MAX - 1);
     return NULL;
   }
-  int32_t i = d->free_slot;
-  if (i >= 0) {
-    d->free_slot = d->task[i].wait_next;
-  } else {
-    if (grow_tasks(d, d->ntask + 1)) {
-      ps_fail(d, "out of memory creating a task");
-      return NULL;
-    }
-    i = d->ntask++;
+  int32_t i = d->free_slot >= 0 ? d->free_slot : d->ntask;
+  if ((i == d->ntask && grow_tasks(d, d->ntask + 1)) ||
+      psu_pids_insert(&ps_fast(d)->pids, d->next_pid, i)) {
+    ps_fail(d, "out of memory creating a task");
+    return NULL;
   }
+  if (i == d->free_slot)
+    d->free_slot = d->task[i].wait_next;
+  else
+    d->ntask++;
   psTask *t = &d->task[i];
   task_blank(t);
   t->pid = d->next_pid++;
@@ -479,6 +492,25 @@ void ps_fast_counts(const psData *d, int64_t out[PS_NFAST]) {
 
 /* ---- invariants ---- */
 
+/* The pid table holds each live slot's pid, and nothing else. */
+static int pids_agree(const psModel *m, const psData *d, char *err, int errlen) {
+  const psPids *h = &((const psFastState *)(const void *)d->fast)->pids;
+  int32_t live = 0;
+  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+    if (!d->task[i].pid) continue;
+    live++;
+    if (psu_pids_find(h, d->task[i].pid) != i) {
+      snprintf(err, errlen, "pid %d in slot %d is not found there by its pid", d->task[i].pid, i);
+      return -1;
+    }
+  }
+  if (h->used != live) {
+    snprintf(err, errlen, "the pid table holds %d pids for %d live slots", h->used, live);
+    return -1;
+  }
+  return 0;
+}
+
 int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
@@ -553,7 +585,7 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       return -1;
     }
   }
-  if (runnable_agree(m, d, err, errlen)) return -1;
+  if (runnable_agree(m, d, err, errlen) || pids_agree(m, d, err, errlen)) return -1;
   return m->hooks.check(m, d, err, errlen);
 }
 

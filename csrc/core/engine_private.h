@@ -4,6 +4,7 @@
 #ifndef PS_ENGINE_PRIVATE_H
 #define PS_ENGINE_PRIVATE_H
 #include "engine_internal.h"
+#include "pids.h"
 
 /* The fast paths' bookkeeping, in psData.fast. */
 typedef struct psFastState {
@@ -29,6 +30,9 @@ typedef struct psFastState {
    * a task (views.c) forget it.  A snapshot does not keep it. */
   int32_t runnable_known;
   int32_t runnable[PS_MAX_CPUS];
+  /* the live tasks' slots by pid (pids.h): owned, copied with the state,
+   * built again as a snapshot loads */
+  psPids pids;
 } psFastState;
 _Static_assert(sizeof(psFastState) <= PS_FAST_STATE_BYTES, "psData.fast holds psFastState");
 
@@ -46,6 +50,10 @@ void ps_migrated(const psModel *m, psData *d, const psTask *p, int dest);
  * preempted and its CPU reschedules, moving it to its migrate_to (run.c,
  * schedule). */
 void ps_migrate_now(const psModel *m, psData *d, int c);
+
+/* The pid table again from the slots (a snapshot loaded); 0, or -1 when
+ * memory ran out or two slots hold one pid (engine.c). */
+int ps_pids_rebuild(const psModel *m, psData *d);
 
 /* Push one record into ring r of d, as the model's recording options say
  * (engine.c); `what` names the buffer in the error of a full one. */

@@ -61,6 +61,7 @@ static void reap(const psModel *m, psData *d, psTask *p) {
       psu_ring_push(&d->exited, p, (int64_t)m->keep_exited * (int64_t)sizeof(psTask), 1) ==
           PS_RING_NOMEM)
     ps_count_up(&d->exited.dropped);
+  psu_pids_remove(&ps_fast(d)->pids, p->pid);
   p->pid = 0;
   p->ppid = 0;
   p->wait_next = d->free_slot;

@@ -351,6 +351,10 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
     if (psu_evq_push(&d->evq, ev[k])) goto bad;
   free(ev);
   ev = NULL;
+  if (ps_pids_rebuild(m, d)) {
+    snprintf(why, sizeof why, "two tasks have one pid, or no memory for the pid table");
+    goto bad;
+  }
   if (ps_check(m, d, why, sizeof why)) goto bad;
   return 0;
 bad:
