@@ -94,10 +94,10 @@ void ps_record_periodic(const psModel *m, psData *d, const psPeriodicRec *r) {
 void ps_livelock(psData *d) {
   /* the instant stays livelocked, its count no higher: each further run
    * fails the same way, and the state stays one a snapshot may hold */
-  d->instant_actions = PS_MAX_ACTIONS_PER_INSTANT + 1;
-  ps_fail(d, "livelock at t=%lld ns: %d actions without time passing (a loop of zero-length "
+  d->instant_actions = ps_max_actions(d) + 1;
+  ps_fail(d, "livelock at t=%lld ns: %lld actions without time passing (a loop of zero-length "
                "run/io, or tasks waking each other without computing?)",
-            (long long)d->now_ns, PS_MAX_ACTIONS_PER_INSTANT);
+            (long long)d->now_ns, (long long)ps_max_actions(d));
 }
 
 void ps_log_event(const psModel *m, psData *d, int kind, int cpu, const psTask *p, int other,

@@ -36,18 +36,28 @@ int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *
 /* Make a step fail with a message; it stops at once. */
 void ps_fail(psData *d, const char *fmt, ...);
 
-/* Zero-time work allowed at one instant before the run is a livelock. */
+/* Zero-time work allowed at one instant before the run is a livelock: a
+ * million actions, and PS_ACTIONS_PER_SLOT more for each task slot, so
+ * that a million tasks may each take their first ops (a sleep, a post) at
+ * one instant.  Slots, not live tasks: their number never falls, so no
+ * exit makes a count already reached a livelock. */
 #define PS_MAX_ACTIONS_PER_INSTANT 1000000
+#define PS_ACTIONS_PER_SLOT 16
+static inline int64_t ps_max_actions(const psData *d) {
+  return PS_MAX_ACTIONS_PER_INSTANT + PS_ACTIONS_PER_SLOT * (int64_t)d->ntask;
+}
 /* Fail the step as a livelock (ps_count_action found too many actions). */
 void ps_livelock(psData *d);
 /* Count one op or reschedule at the current instant; fails on a livelock.
- * Inline: the interpreter counts every op. */
+ * Inline: the interpreter counts every op (the slots are read only past
+ * the first million). */
 static inline void ps_count_action(psData *d) {
   if (d->now_ns != d->instant_ns) {
     d->instant_ns = d->now_ns;
     d->instant_actions = 0;
   }
-  if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT) ps_livelock(d);
+  if (++d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT && d->instant_actions > ps_max_actions(d))
+    ps_livelock(d);
 }
 
 /* Queue task p's I/O completion at t. */

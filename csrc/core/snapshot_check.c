@@ -158,7 +158,7 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
                          char *err, int errlen) {
   int64_t now = d->now_ns;
   if (!time_ok(now) || d->jiffies != (uint64_t)(now / m->tick_ns)) BAD("the clock");
-  if (d->instant_actions < 0 || d->instant_actions > PS_MAX_ACTIONS_PER_INSTANT + 1) BAD("actions");
+  if (d->instant_actions < 0 || d->instant_actions > ps_max_actions(d) + 1) BAD("actions");
   for (int c = 0; c < m->ncpu; c++) {
     const psCpu *cpu = &d->cpu[c];
     if (cpu->curr < 0 || cpu->curr >= d->ntask || cpu->idle != c) BAD("cpu %d's task", c);

@@ -907,6 +907,20 @@ def test_a_loop_that_yields_without_consuming_time_is_reported_as_a_livelock():
         sim.run(seconds=0.01)
 
 
+def test_many_tasks_taking_their_first_ops_at_one_instant_are_no_livelock():
+    """200,000 tasks that each post five times and go to sleep at t=0 take
+    more than a million actions without time passing: the guard allows 16
+    more a task slot, so only a loop among them would be a livelock."""
+    n = 200_000
+    sim = sim_(latencies=False, max_tasks=n)
+    prog = Program().post("x").post("x").post("x").post("x").post("x").sleep(s=1)
+    for _ in range(n):
+        sim.spawn(prog, cpu=0)
+    sim.run(seconds=0.001)
+    assert (sim.stats()["state"] == 1).all()  # all asleep
+    assert sim._core.counters()["live_tasks"] == n
+
+
 @pytest.mark.parametrize("program_src", [
     "Program().loop().run(ms=0).end()",
     'Program().loop().post("x").wait("x").end()',
