@@ -101,7 +101,9 @@ print(json.dumps(out))
 
 def child(case, n, cpus):
     r = subprocess.run([sys.executable, "-c", CHILD, case, str(n), str(cpus)],
-                       capture_output=True, text=True, check=True)
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"case {case} failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 

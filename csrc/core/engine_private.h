@@ -6,7 +6,8 @@
 #include "engine_internal.h"
 #include "pids.h"
 
-/* The fast paths' bookkeeping, in psData.fast. */
+/* The engine's own bookkeeping, in psData.fast: the fast paths', spawn's
+ * counts and the pid table. */
 typedef struct psFastState {
   /* CPUs whose ticks are deferred (defer[c]), and those that ticked or
    * settled at this instant, which may defer theirs when it ends */

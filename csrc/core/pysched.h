@@ -133,7 +133,8 @@ typedef struct psData {
    * ps_resched_cpu, by the end of a burst, and for every CPU when a run
    * starts; the others have nothing to do at this instant */
   uint64_t cpus_due;
-  /* The fast paths' own bookkeeping (deferred ticks, counts), laid out in
+  /* The engine's own bookkeeping -- the fast paths' (deferred ticks,
+   * counts), spawn's runnable counts, the pid table -- laid out in
    * engine_private.h (psFastState): the engine's alone, which no policy
    * reads, so that it may change without the policy ABI. */
   _Alignas(8) unsigned char fast[PS_FAST_STATE_BYTES];
