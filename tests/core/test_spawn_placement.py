@@ -106,3 +106,32 @@ def test_a_python_policy_moving_a_task_is_counted():
     sim.check()
     sim.spawn(ps.programs.cpu_hog(), cpu=1)
     sim.check()
+
+
+def test_a_python_policy_moving_another_task_while_spawning_is_counted():
+    """A Python policy that, as a task is spawned, moves a waiting task of
+    CPU 0 to CPU 1 changes counts the engine kept: the next spawn counts
+    again, and goes where the tasks now are."""
+    class Spreader(ps.policy.examples.RoundRobin):
+        moving = False
+
+        def task_spawn(self, p):
+            preempt = super().task_spawn(p)
+            waiting = [pid for pid in self.queue[0] if pid != self.curr(0).pid]
+            if self.moving and waiting:
+                self.queue[0].remove(waiting[0])
+                self.task(waiting[0]).cpu = 1
+                self.queue[1].append(waiting[0])
+            return preempt
+
+    sim = ps.Simulator(Spreader, cpus=2, debug=True)
+    for _ in range(3):
+        sim.spawn(ps.programs.cpu_hog(), cpu=0)
+    sim.run(ticks=1)  # one of them runs on CPU 0, two wait
+    assert sim.task(sim.spawn(ps.programs.cpu_hog())).cpu == 1  # counted: 3 and 0
+    Spreader.moving = True
+    assert sim.task(sim.spawn(ps.programs.cpu_hog())).cpu == 1  # 3 and 1; then one moves
+    Spreader.moving = False
+    assert list(sim.stats()["cpu"]) == [0, 1, 0, 1, 1]  # 2 and 3 now
+    assert sim.task(sim.spawn(ps.programs.cpu_hog())).cpu == 0
+    sim.check()
