@@ -43,7 +43,7 @@ from .policy.registry import ParamInfo, formula, policies, policy_info, preset_p
 from .simulator import Simulator, TaskView
 from .results import metrics, plot
 from . import analysis, ext, policy, realkernel, results, search, trace, workloads
-from .sweeps import SweepError, sweep
+from .sweeps import SweepError, read_sweep, sweep
 from ._moved import install as _install_moved
 
 # ps.policy.examples and ps.policy.testing without an import of their own
@@ -62,8 +62,8 @@ __all__ = [
     "Policy", "Param", "register_policy", "PolicyBuildError", "build_policy", "include_dir",
     "PolicyLibrary", "ABI_VERSION", "presets", "policies", "policy_info", "formula",
     "preset_params", "ParamInfo",
-    "sweep", "SweepError", "search", "metrics", "plot", "analysis", "trace", "workloads",
-    "realkernel",
+    "sweep", "SweepError", "read_sweep", "search", "metrics", "plot", "analysis", "trace",
+    "workloads", "realkernel",
     "policy", "results",
     "EVENT_DTYPE", "EVENT_KINDS", "LATENCY_DTYPE", "EVENT_FIELDS", "SCHED_POLICIES", "TASK_STATES",
 ]

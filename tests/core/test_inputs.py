@@ -539,6 +539,7 @@ NO_INT_ARGUMENT = {
     "program.Program.wait", "program.Program.post", "program.Program.end", "program.Program.exit",
     "program.Program.yield_", "program.Program.check_closed", "programs.cpu_hog",
     "sweeps.sweep",  # its grids and max_workers: test_sweep.py
+    "sweeps.read_sweep",  # a path: test_sweep_files.py
     "policy.base.Policy", "policy.base.Policy.setup", "policy.base.Policy.tasks",
     "policy.base.register_policy",
     # paths and names: test_c_policies.py

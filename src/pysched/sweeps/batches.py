@@ -20,6 +20,7 @@ Ctrl-C -- keeps the rows of every call that finished: those of the batches
 done, and those a failing batch finished before its failing call, which
 travel back on the exception.
 """
+import collections
 import math
 import os
 import queue
@@ -36,19 +37,31 @@ FAILED_AT = "_pysched_sweep_failed_at"
 
 
 class Progress:
-    """A sweep's calls and, in grid order, the row of each call finished
-    (None: not yet); after a failure, `failed` holds the positions of the
-    calls that failed, or that were unfinished on an executor that broke."""
+    """A sweep's calls and where the rows of those finished go: to a
+    writer (sweeps.store), or into `rows`, in grid order (None: not yet;
+    the list grows as rows arrive, so a sweep starts at once whatever its
+    size); after a failure, `failed` holds the positions of the calls that
+    failed, or that were unfinished on an executor that broke."""
 
-    def __init__(self, calls, bar):
+    def __init__(self, calls, bar, writer=None):
         self.calls = calls
-        self.rows = [None] * len(calls)
+        self.rows = []
         self.failed = []
         self.bar = bar
+        self.writer = writer
+        self.count = 0  # rows finished
 
     def finished(self, first, rows):
-        self.rows[first:first + len(rows)] = rows
+        if self.writer is not None:
+            self.writer.write(first, rows)
+        else:
+            end = first + len(rows)
+            if end > len(self.rows):
+                self.rows.extend([None] * (end - len(self.rows)))
+            self.rows[first:end] = rows
+        self.count += len(rows)
         self.bar.update(len(rows))
+
 
     def failed_in(self, exc, first, end):
         """The batch of calls first..end raised exc: keep the rows it
@@ -62,6 +75,29 @@ class Progress:
             self.failed = [first + at]
         else:
             self.failed = list(range(first, end))
+
+
+class Todo:
+    """The positions of the calls still to make, as intervals [start, end)
+    taken from the front: a batch is a run of consecutive positions."""
+
+    def __init__(self, intervals):
+        self.intervals = collections.deque((a, b) for a, b in intervals if b > a)
+        self.left = sum(b - a for a, b in self.intervals)
+
+    def __bool__(self):
+        return self.left > 0
+
+    def take(self, k):
+        """The next run of at most k positions (first, end)."""
+        a, b = self.intervals[0]
+        end = min(b, a + max(1, k))
+        if end == b:
+            self.intervals.popleft()
+        else:
+            self.intervals[0] = (end, b)
+        self.left -= end - a
+        return a, end
 
 
 def _mark(e, rows):
@@ -136,8 +172,10 @@ class Batches:
         return max(1, min(guided, int(TARGET_S * self.calls / self.seconds)))
 
 
-def run(executor, fn, progress, start, batches, settle=None):
-    """Fill progress with the rows of its calls from start on, on executor.
+def run(executor, fn, progress, todo, batches, settle=None):
+    """Fill progress with the rows of the calls todo (a Todo) names, on
+    executor: at most two batches per worker submitted at a time, so the
+    calls in flight are bounded whatever the grid's size.
     On any failure or interruption: cancel the batches not yet running,
     call settle() if given (it waits for the running ones), keep the rows of
     every batch finished by then, name in progress the calls that failed,
@@ -145,17 +183,15 @@ def run(executor, fn, progress, start, batches, settle=None):
     calls = progress.calls
     done = queue.SimpleQueue()
     pending = {}  # future -> (first, end) of its calls
-    nxt = start
     window = 2 * batches.workers
     waited = None  # the future whose result is read: if it raises, it stays pending
     try:
-        while nxt < len(calls) or pending:
-            while nxt < len(calls) and len(pending) < window:
-                end = nxt + batches.size(len(calls) - nxt)
-                f = executor.submit(call_all, fn, calls[nxt:end])
-                pending[f] = (nxt, end)
+        while todo or pending:
+            while todo and len(pending) < window:
+                first, end = todo.take(batches.size(todo.left))
+                f = executor.submit(call_all, fn, calls[first:end])
+                pending[f] = (first, end)
                 f.add_done_callback(done.put)
-                nxt = end
             while True:
                 try:
                     waited = done.get(timeout=WAIT_S)

@@ -1,18 +1,26 @@
-"""A sweep's grid and seeds turned into the list of calls to make.
+"""A sweep's grid and seeds as the sequence of calls to make, computed on
+demand.
 
 Each call is a dict of keyword arguments with plain Python values: a NumPy
 scalar (an element of ``np.geomspace(1, 1000, 4).astype(int)``) becomes the
 int, float or bool it holds, so that the measured function, the rows and a
 worker on another machine all see the same plain values whatever built the
 grid.
-"""
-import itertools
 
+A dict grid is a cartesian product that is never built: Calls computes the
+call at a position from the position's digits in the axes' lengths (the
+last name, then the seed, varying fastest), so a grid of 10^8 points costs
+its axes and nothing more, and a call's position is its stable key (a
+sweep written to a file is resumed by the positions it holds).
+"""
 import numpy as np
 
 from .._checks import check_int
 
 SEED_MAX = 2**64 - 1  # what Simulator(seed=) takes
+# an axis this long or shorter is listed in a table's attrs; a longer range
+# or array stays the object it is there (a list would cost 36 bytes a value)
+LISTED = 10_000
 
 
 def plain(v):
@@ -28,14 +36,24 @@ def _names(names):
 
 
 def _values(name, values):
+    """An axis as a sequence: a range or a 1-d array as it is (its values
+    made plain when read), anything else iterable as a list."""
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise TypeError(f"grid[{name!r}] must be a list of values, not {values!r}")
-    return [plain(v) for v in values]
+    if isinstance(values, range) or (isinstance(values, np.ndarray) and values.ndim == 1):
+        out = values
+    else:
+        out = [plain(v) for v in values]
+    if len(out) == 0:
+        raise ValueError(f"grid[{name!r}] is empty: an axis with no value makes a grid of no "
+                         "point; give it at least one value, or drop it")
+    return out
 
 
 def normalise(grid):
-    """The grid with plain values: a dict of name -> list of values (a
-    cartesian product), or a list of points (dicts) used as they are."""
+    """The grid with plain values: a dict of name -> values (a cartesian
+    product; an empty axis is an error naming it), or a list of points
+    (dicts) used as they are (an empty list is an error)."""
     if isinstance(grid, dict):
         names = _names(grid)
         return {name: _values(name, grid[name]) for name in names}
@@ -46,6 +64,8 @@ def normalise(grid):
         if not isinstance(p, dict):
             raise TypeError(f"a grid given as a list holds dicts (name -> value), not {p!r}")
         points.append(dict(zip(_names(p), (plain(v) for v in p.values()))))
+    if not points:
+        raise ValueError("grid=[] holds no point: give at least one dict (name -> value)")
     return points
 
 
@@ -56,11 +76,14 @@ def names(grid):
     return list(dict.fromkeys(name for p in grid for name in p))
 
 
-def points(grid):
-    """Every point of a normalised grid, in grid order (the last name varies fastest)."""
-    if isinstance(grid, dict):
-        return [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
-    return [dict(p) for p in grid]
+def described(grid):
+    """The grid as a table's attrs hold it: a dict grid with its axes as
+    lists (a range or array longer than LISTED as it is); of a list of
+    points, their names (the points are the rows' own columns)."""
+    if not isinstance(grid, dict):
+        return names(grid)
+    return {name: [plain(v) for v in values] if len(values) <= LISTED else values
+            for name, values in grid.items()}
 
 
 def seed_list(seeds):
@@ -76,13 +99,48 @@ def seed_list(seeds):
     return out
 
 
-def calls(grid, seeds):
+class Calls:
     """The keyword arguments of every call, in grid order, each point
-    repeated per seed (the seed varies fastest)."""
-    pts = points(grid)
-    if seeds is None:
-        return pts
-    if "seed" in names(grid):
-        raise ValueError("the grid has a 'seed' column and seeds= is given too: "
-                         "drop one (seeds= passes seed= to the function)")
-    return [{**p, "seed": s} for p in pts for s in seeds]
+    repeated per seed (the seed varies fastest): a sequence whose items
+    are computed when read -- calls[i] a dict, calls[a:b] a list of them."""
+
+    def __init__(self, grid, seeds):
+        if seeds is not None and "seed" in names(grid):
+            raise ValueError("the grid has a 'seed' column and seeds= is given too: "
+                             "drop one (seeds= passes seed= to the function)")
+        self.grid, self.seeds = grid, seeds
+        if isinstance(grid, dict):
+            self.axes = list(grid.items()) + ([("seed", seeds)] if seeds is not None else [])
+            n = 1
+            for _, values in self.axes:
+                n *= len(values)
+        else:
+            n = len(grid) * (len(seeds) if seeds is not None else 1)
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def _call(self, i):
+        if isinstance(self.grid, dict):
+            out = {}
+            for name, values in reversed(self.axes):
+                i, digit = divmod(i, len(values))
+                out[name] = plain(values[digit])
+            return dict(reversed(out.items()))
+        if self.seeds is None:
+            return dict(self.grid[i])
+        p, s = divmod(i, len(self.seeds))
+        return {**self.grid[p], "seed": self.seeds[s]}
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._call(j) for j in range(*i.indices(self.n))]
+        if not -self.n <= i < self.n:
+            raise IndexError(f"call {i} of {self.n}")
+        return self._call(i % self.n)
+
+
+def calls(grid, seeds):
+    """The calls of a normalised grid and seed list (Calls)."""
+    return Calls(grid, seeds)

@@ -55,19 +55,19 @@ def _here(fn, progress, first, end):
         progress.finished(i, got)
 
 
-def run_local(fn, progress, max_workers, chunksize):
-    """Fill progress with the rows of its calls, here or on a process pool
-    of max_workers (default: the usable CPUs)."""
-    calls = progress.calls
+def run_local(fn, progress, todo, max_workers, chunksize):
+    """Fill progress with the rows of the calls todo (a Todo) names, here
+    or on a process pool of max_workers (default: the usable CPUs)."""
     workers = max_workers or cpus()
     start = time.perf_counter()
     done = 0
-    while done < len(calls) and (done == 0 or time.perf_counter() - start < PROBE_S):
-        _here(fn, progress, done, done + 1)
+    while todo and (done == 0 or time.perf_counter() - start < PROBE_S):
+        _here(fn, progress, *todo.take(1))
         done += 1
     seconds = time.perf_counter() - start
-    if not _pays(seconds / max(done, 1), len(calls) - done, workers):
-        _here(fn, progress, done, len(calls))
+    if not _pays(seconds / max(done, 1), todo.left, workers):
+        while todo:
+            _here(fn, progress, *todo.take(todo.left))
         return
     # the workers know the C policies loaded here, however they start
     sources = build._current_sources()
@@ -81,6 +81,6 @@ def run_local(fn, progress, max_workers, chunksize):
         pool.shutdown(wait=True, cancel_futures=True)
 
     try:
-        run(pool, ByValue(fn), progress, done, Batches(workers, chunksize, seconds, done), shut_down)
+        run(pool, ByValue(fn), progress, todo, Batches(workers, chunksize, seconds, done), shut_down)
     finally:
         shut_down()  # again after run()'s own: returns at once
