@@ -125,7 +125,7 @@ def test_default_seconds_are_30_half_lives_of_the_patch_decay():
     (lambda: measure.settling_time([0, 10**9], [[0], [0]], rel_tol=-1), ValueError, "rel_tol=-1"),
     (lambda: measure.prio_settling_time([0, 10**9], [[0], [0]], levels=-1), ValueError, "levels=-1"),
     (lambda: measure.limit_cycle([0, 1], [[1, 2], [3, 4]]), ValueError, "one series"),
-    (lambda: measure.classify_series([0, 1, 2], [[0], [1], [2]], [[1, 2]] * 3), ValueError,
+    (lambda: measure.classify_series([0, MS, 2 * MS], [[0], [1], [2]], [[1, 2]] * 3), ValueError,
      "give both for the same tasks"),
     (lambda: measure.classify_run([]), ValueError, "nices is empty"),
     (lambda: measure.classify_run("0 5"), TypeError, "nices must be a list"),

@@ -79,7 +79,7 @@ def test_bad_input_names_the_value_and_the_range():
     with pytest.raises(KeyError, match="max_sleep_avgg"):
         o1_steady_state(1, 9, params={"max_sleep_avgg": 5})
     with pytest.raises(ValueError, match="one task's sleep_avg"):
-        ps.analysis.measure.sleep_avg_steady([0, 1, 2], [[0, 1]] * 3, [[1, 2]] * 3, tol_ticks=1)
+        ps.analysis.measure.sleep_avg_steady([0, 10**6, 2 * 10**6], [[0, 1]] * 3, [[1, 2]] * 3, tol_ticks=1)
 
 
 def test_analysis_re_exports_the_pair():

@@ -28,22 +28,35 @@ PRESET = "houston-2003"
 MIN_WINDOW_S = 10.0
 
 
-def _series(times, values, what):
+# the shortest sample interval a simulator records: a tick at the highest HZ
+# (100,000) is 10 us; an interval below 1 us is no run's in ns
+MIN_SAMPLE_NS = 1000
+
+
+def _series(times, values, what, caller="measure"):
     """times (ns) as an int64 vector and values as a float samples x tasks
-    array of the same length."""
+    array of the same length; times whose samples are less than a
+    microsecond apart are refused: they are in seconds (or ms), not ns."""
     times = np.asarray(times)
     if times.ndim != 1 or len(times) < 2:
-        raise ValueError(f"times must be a vector of at least 2 sample times (ns), not shape {times.shape}")
+        raise ValueError(f"{caller}: times must be a vector of at least 2 sample times (ns), not "
+                         f"shape {times.shape}")
     if not np.issubdtype(times.dtype, np.number):
-        raise TypeError(f"times must be numbers (ns), not {times.dtype}")
+        raise TypeError(f"{caller}: times must be numbers (ns), not {times.dtype}")
     if np.any(np.diff(times) <= 0):
-        raise ValueError("times must increase strictly (sim.series_times())")
+        raise ValueError(f"{caller}: times must increase strictly (sim.series_times())")
     values = np.asarray(values, dtype=float)
     if values.ndim == 1:
         values = values[:, None]
     if values.ndim != 2 or values.shape[0] != len(times):
-        raise ValueError(f"{what} must have one row per sample time ({len(times)}), not shape "
-                         f"{values.shape}")
+        raise ValueError(f"{caller}: {what} must have one row per sample time ({len(times)}), not "
+                         f"shape {values.shape}")
+    step = float(np.median(np.diff(times)))
+    if step < MIN_SAMPLE_NS:
+        hint = "pass unit='s' or " if caller == "limit_cycle" else ""
+        raise ValueError(f"{caller}: times are in ns (sim.series_times()), but its samples are "
+                         f"{step:g} apart, less than a microsecond: these look like seconds; "
+                         f"{hint}multiply them by 1e9")
     return times.astype(np.int64), values
 
 
@@ -53,7 +66,7 @@ def _tail_start(times, tail):
     return int(np.searchsorted(times, t0))
 
 
-def window_shares(times, cpu_ns, window_s):
+def window_shares(times, cpu_ns, window_s, *, _caller="window_shares"):
     """CPU shares over windows of `window_s` seconds, one window starting
     at each sample that has a whole window after it.
 
@@ -62,7 +75,7 @@ def window_shares(times, cpu_ns, window_s):
     and their shares (windows x tasks), each the task's CPU time over the
     window divided by its length (measured between samples, so windows are
     at least window_s long)."""
-    times, cpu = _series(times, cpu_ns, "cpu_ns")
+    times, cpu = _series(times, cpu_ns, "cpu_ns", _caller)
     window_s = check_number("window_s", window_s, 1e-9, 1e9)
     ends = np.searchsorted(times, times + window_s * 1e9)
     whole = ends < len(times)
@@ -78,7 +91,8 @@ def window_shares(times, cpu_ns, window_s):
 Settling = namedtuple("Settling", "settling_s shares window_s")
 
 
-def settling_time(times, cpu_ns, *, window_s=None, rel_tol=0.1, abs_tol=0.002, tail=1 / 3):
+def settling_time(times, cpu_ns, *, window_s=None, rel_tol=0.1, abs_tol=0.002, tail=1 / 3,
+                  _caller="settling_time"):
     """When the CPU shares settle: the start of the first window (of
     window_s seconds) from which on every window's shares stay within
     tolerance of the final shares (those of the last `tail` of the run),
@@ -97,7 +111,7 @@ def settling_time(times, cpu_ns, *, window_s=None, rel_tol=0.1, abs_tol=0.002, t
     the last windows are still out of tolerance (the shares never settle:
     they oscillate slower than the window, or drift to the end); shares
     are the final shares."""
-    times, cpu = _series(times, cpu_ns, "cpu_ns")
+    times, cpu = _series(times, cpu_ns, "cpu_ns", _caller)
     rel_tol = check_number("rel_tol", rel_tol, 0, 1e9)
     abs_tol = check_number("abs_tol", abs_tol, 0, 1)
     tail = check_number("tail", tail, 1e-6, 1)
@@ -107,7 +121,7 @@ def settling_time(times, cpu_ns, *, window_s=None, rel_tol=0.1, abs_tol=0.002, t
     if window_s is None:
         window_s = min(_resolving_window(times[i:], cpu[i:], tol),
                        (times[-1] - times[0]) / 1e9 * tail)
-    starts, shares = window_shares(times, cpu, window_s)
+    starts, shares = window_shares(times, cpu, window_s, _caller=_caller)
     bad = np.nonzero(np.any(np.abs(shares - final) > tol, axis=1))[0]
     if not len(bad):
         settled = float(times[0] / 1e9)
@@ -121,7 +135,7 @@ def settling_time(times, cpu_ns, *, window_s=None, rel_tol=0.1, abs_tol=0.002, t
 PrioSettling = namedtuple("PrioSettling", "settling_s low high")
 
 
-def prio_settling_time(times, prio, *, levels=1, tail=1 / 3):
+def prio_settling_time(times, prio, *, levels=1, tail=1 / 3, _caller="prio_settling_time"):
     """When the feedback loop settles: the first sample time after which
     every task's prio stays within `levels` of the range [low, high] it
     keeps over the last `tail` of the run, in seconds from the start of
@@ -136,7 +150,7 @@ def prio_settling_time(times, prio, *, levels=1, tail=1 / 3):
     times: sim.series_times() (ns); prio: sim.series("prio"), samples x
     tasks.  Returns PrioSettling(settling_s, low, high), low and high per
     task."""
-    times, prio = _series(times, prio, "prio")
+    times, prio = _series(times, prio, "prio", _caller)
     levels = check_number("levels", levels, 0, 1000)
     tail = check_number("tail", tail, 1e-6, 1)
     i = min(_tail_start(times, tail), len(times) - 2)
@@ -159,30 +173,63 @@ class LimitCycle:
     period_s: float | None
 
 
-def limit_cycle(times, values, *, min_amplitude=1.0):
+UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
+
+
+def limit_cycle(times, values, *, min_amplitude=1.0, unit="ns", _caller="limit_cycle"):
     """The oscillation of one series (e.g. a task's prio over the end of a
-    run): its amplitude (max - min) and period (the lag after which it
-    repeats itself, from its autocorrelation), or None if the series moves
-    by less than min_amplitude (it sits still: no cycle)."""
-    times, v = _series(times, values, "values")
-    if v.shape[1] != 1:
-        raise ValueError(f"values must be one series (a vector), not {v.shape[1]} columns")
+    run): its amplitude (max - min) and period in seconds, or None if the
+    series moves by less than min_amplitude (it sits still: no cycle).
+
+    times: the sample times, in ns as sim.series_times() gives them
+    (unit="ns"), or in the unit given: "s", "ms", "us".  Times in ns whose
+    samples are less than a microsecond apart are refused (ValueError):
+    they are seconds given as ns.
+
+    The period is the lag after which the series repeats itself: the first
+    peak of its autocorrelation (after its first negative value) that is
+    nearly as high (90 %) as the highest, if that is clearly positive
+    (r > 0.3).  A series of short spikes whose spacing jitters by more than
+    a spike's width correlates weakly with itself at any lag; its period is
+    then the mean time between its rises through the upper quarter of its
+    range (after a fall through the lower quarter), if those rises recur
+    regularly (their spacing varies by at most 25 %).  None: neither."""
+    if unit not in UNITS:
+        raise ValueError(f"{_caller}: unit={unit!r} is not one of {', '.join(map(repr, UNITS))}")
+    if unit != "ns":
+        times = np.asarray(times, dtype=float) * UNITS[unit]
+    shape = np.shape(values)
+    if len(shape) == 2 and shape[1] != 1:
+        raise ValueError(f"{_caller}: values must be one series (a vector), not {shape[1]} columns")
+    times, v = _series(times, values, "values", _caller)
     min_amplitude = check_number("min_amplitude", min_amplitude, 0, 1e9)
     v = v[:, 0]
-    v = v[np.isfinite(v)]
+    finite = np.isfinite(v)
+    times, v = times[finite], v[finite]
     if len(v) < 2:
-        raise ValueError("values holds fewer than 2 finite samples")
+        raise ValueError(f"{_caller}: values holds fewer than 2 finite samples")
     low, high = float(v.min()), float(v.max())
     if high - low < min_amplitude or high == low:
         return None
-    return LimitCycle(high - low, low, high, _period(times, v))
+    period = _period(times, v)
+    if period is None:
+        period = _rise_period(times, v, low, high)
+    return LimitCycle(high - low, low, high, period)
 
 
 def _period(times, v):
-    """The lag (s) at which v repeats itself: the first peak of its
-    autocorrelation after the first negative value that is nearly (90 %) as
-    high as the highest one, if that is clearly positive (r > 0.3); None
-    otherwise."""
+    """The lag (s) at which v repeats itself, from its autocorrelation (see
+    limit_cycle), or None.
+
+    The peak is chosen on the biased estimate (each lag's sum over the
+    whole length n), which tapers a lag by 1 - lag/n, and judged clearly
+    positive on the unbiased one (over the n - lag pairs it has).  Choosing
+    on the unbiased estimate made the period grow with the run: its
+    variance grows with the lag, and a longer run has more long lags, so
+    the highest of them rose until the true first peak fell below 90 % of
+    it and a multiple or a chance peak was taken (houston-2003, nice 0 vs
+    19, run_avg_halflife=5000, nice_const=3200: 6.25 s for runs of 60 and
+    300 s, 72.25 s for 1,200 s)."""
     dt = (times[-1] - times[0]) / (len(times) - 1) / 1e9
     x = v - v.mean()
     n = len(x)
@@ -192,19 +239,43 @@ def _period(times, v):
         return None
     # only lags with at least half the series to compare: the longer ones
     # rest on too few pairs to say anything
-    r = r[: n // 2] / (r[0] * (n - np.arange(n // 2)) / n)
-    negative = np.nonzero(r < 0)[0]
+    biased = r[: n // 2] / r[0]
+    negative = np.nonzero(biased < 0)[0]
     if not len(negative):
         return None
-    after = r[negative[0]:]
-    if after.max() < 0.3:
-        return None
+    after = biased[negative[0]:]
     # the first peak nearly as high as the highest: the period itself, not
     # a multiple of it that noise made a hair higher
     peaks = np.nonzero((after[1:-1] >= after[:-2]) & (after[1:-1] >= after[2:])
                        & (after[1:-1] >= 0.9 * after.max()))[0] + 1
     lag = negative[0] + (int(peaks[0]) if len(peaks) else int(np.argmax(after)))
+    if biased[lag] * n / (n - lag) < 0.3:
+        return None
     return float(lag * dt)
+
+
+def _rise_period(times, v, low, high):
+    """The mean time (s) between the rises of v into the top quarter of
+    its range, each after a fall into the bottom quarter, if there are at
+    least three and their spacing varies by at most 25 % (its coefficient
+    of variation); None otherwise."""
+    span = high - low
+    bottom = v <= low + span / 4
+    top = v >= high - span / 4
+    rises, armed = [], False
+    # a state machine over the samples where v is at either end
+    for i in np.nonzero(bottom | top)[0]:
+        if bottom[i]:
+            armed = True
+        elif armed:
+            rises.append(times[i])
+            armed = False
+    if len(rises) < 3:
+        return None
+    gaps = np.diff(np.asarray(rises, dtype=float))
+    if gaps.std() > 0.25 * gaps.mean():
+        return None
+    return float((rises[-1] - rises[0]) / (len(rises) - 1) / 1e9)
 
 
 @dataclass
@@ -233,25 +304,28 @@ class MeasuredRun:
 
 
 def classify_series(times, cpu_ns, prio, *, tail=1 / 3, window_s=None, rel_tol=0.1, abs_tol=0.002,
-                    cycle_levels=3, settle_levels=1):
+                    cycle_levels=3, settle_levels=1, _caller="classify_series"):
     """classify_run's verdict on series already recorded: times
     (sim.series_times()), cpu_ns and prio (sim.series("cpu_ns"),
     sim.series("prio")).  window_s, rel_tol, abs_tol and tail: as for
     settling_time; settle_levels: as prio_settling_time's levels."""
-    times, cpu = _series(times, cpu_ns, "cpu_ns")
-    _, prio = _series(times, prio, "prio")
+    times, cpu = _series(times, cpu_ns, "cpu_ns", _caller)
+    _, prio = _series(times, prio, "prio", _caller)
     if prio.shape != cpu.shape:
-        raise ValueError(f"prio has shape {prio.shape}, cpu_ns {cpu.shape}: give both for the same tasks")
+        raise ValueError(f"{_caller}: prio has shape {prio.shape}, cpu_ns {cpu.shape}: give both "
+                         "for the same tasks")
     tail = check_number("tail", tail, 1e-6, 1)
     cycle_levels = check_number("cycle_levels", cycle_levels, 0, 1000)
     i = min(_tail_start(times, tail), len(times) - 2)
     used = np.nan_to_num(cpu[-1] - cpu[i])
     swing = np.array([np.nanmax(p) - np.nanmin(p) for p in prio[i:].T])
     widest = int(np.argmax(swing))
-    cycle = limit_cycle(times[i:], prio[i:, widest])
+    cycle = limit_cycle(times[i:], prio[i:, widest], _caller=_caller)
     shares_settling, shares, window_s = settling_time(times, cpu, window_s=window_s,
-                                                      rel_tol=rel_tol, abs_tol=abs_tol, tail=tail)
-    settling = prio_settling_time(times, prio, levels=settle_levels, tail=tail).settling_s
+                                                      rel_tol=rel_tol, abs_tol=abs_tol, tail=tail,
+                                                      _caller=_caller)
+    settling = prio_settling_time(times, prio, levels=settle_levels, tail=tail,
+                                  _caller=_caller).settling_s
     if np.any(used <= 0):
         kind = "starves"
     elif np.any(swing > cycle_levels) or shares_settling is None:
@@ -267,7 +341,7 @@ def _longest_bursts(times, cpu_ns):
     """Each task's longest stretch of running without a break, in seconds:
     the longest run of consecutive samples over which its cpu_ns grew as
     fast as the clock (to within one sample's length)."""
-    times, cpu = _series(times, cpu_ns, "cpu_ns")
+    times, cpu = _series(times, cpu_ns, "cpu_ns", "settling_time")
     dt = np.diff(times).astype(float)
     out = []
     for grew in (np.nan_to_num(np.diff(cpu, axis=0)) >= dt[:, None]).T:
@@ -310,6 +384,10 @@ def classify_run(nices, *, params=None, seconds=None, seed=0, series_every=None,
     their feedback loop did (classify_series, whose keywords `criteria`
     passes on).  seconds=None: default_seconds(params).  series_every: the
     sampling period in ticks (default: 10 ms).  Returns a MeasuredRun."""
+    unknown = sorted(set(criteria) - set(CRITERIA))
+    if unknown:
+        raise TypeError(f"classify_run() got an unexpected keyword argument {unknown[0]!r}; its "
+                        f"criteria (classify_series's) are {', '.join(CRITERIA)}")
     if isinstance(nices, (str, bytes)) or not hasattr(nices, "__iter__"):
         raise TypeError(f"nices must be a list of nice values, not {nices!r}")
     nices = [check_int("nice", n, -20, 19) for n in nices]
@@ -331,7 +409,12 @@ def classify_run(nices, *, params=None, seconds=None, seed=0, series_every=None,
     for n in nices:
         sim.spawn(programs.cpu_hog(), nice=n)
     sim.run(seconds=seconds)
-    return classify_series(sim.series_times(), sim.series("cpu_ns"), sim.series("prio"), **criteria)
+    return classify_series(sim.series_times(), sim.series("cpu_ns"), sim.series("prio"),
+                           _caller="classify_run", **criteria)
+
+
+# classify_series's keywords, which classify_run passes on
+CRITERIA = ("tail", "window_s", "rel_tol", "abs_tol", "cycle_levels", "settle_levels")
 
 
 
@@ -359,8 +442,8 @@ def sleep_avg_steady(times, sleep_avg, prio, *, tol_ticks, tail=1 / 3):
     task's columns of sim.series("sleep_avg") and sim.series("prio"),
     sampled every tick to see the saw-tooth's ends.  Returns a
     SleepAvgRun."""
-    times, avg = _series(times, sleep_avg, "sleep_avg")
-    _, prio = _series(times, prio, "prio")
+    times, avg = _series(times, sleep_avg, "sleep_avg", "sleep_avg_steady")
+    _, prio = _series(times, prio, "prio", "sleep_avg_steady")
     if avg.shape[1] != 1 or prio.shape[1] != 1:
         raise ValueError("give one task's sleep_avg and prio (a column each)")
     tol_ticks = check_number("tol_ticks", tol_ticks, 0, 1e12)
