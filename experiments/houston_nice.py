@@ -54,7 +54,7 @@ def settle(run_avg_halflife, nice_const, seconds=240):
     settled_at = int(outside[-1]) + 10 if len(outside) else 10
     predicted = ps.analysis.houston_equilibrium([0, 10], params={"nice_const": nice_const})
     return {"share": float(final), "settle_s": settled_at,
-            "predicted": float(predicted["shares"][1])}
+            "predicted": float(predicted.shares[1])}
 
 
 FIELDS = ("prio", "time_slice", "run_avg")
@@ -121,7 +121,7 @@ def main(argv=None):
     for nices in PAIRS:
         h = pair_shares("houston-2003", nices)
         o = pair_shares("linux-2.5.65", nices)
-        eq = ps.analysis.houston_equilibrium(nices)["shares"]
+        eq = ps.analysis.houston_equilibrium(nices).shares
         fmt = lambda s: f"{100 * s[0]:5.1f}% / {100 * s[1]:4.1f}%"
         print(f"{str(nices):>10} {fmt(h):>16} {fmt(eq):>16} {fmt(o):>16}")
 

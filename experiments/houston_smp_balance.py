@@ -59,7 +59,7 @@ def plot(path, nices, warmup, seconds):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    eq = ps.analysis.houston_equilibrium(nices, cpus=2)["shares"]
+    eq = ps.analysis.houston_equilibrium(nices, cpus=2).shares
     fig, axes = plt.subplots(2, 2, figsize=(13, 7), layout="constrained",
                              height_ratios=[1, 2])
     for column, (label, flag) in enumerate(BALANCERS):
@@ -87,7 +87,7 @@ def main(argv=None):
     print("CPU hogs on 2 CPUs under houston-2003, started on CPU 0; shares in % of one CPU, "
           f"steady state ({seconds} s after {warmup} s)\n")
     for nices in MIXES:
-        eq = ps.analysis.houston_equilibrium(nices, cpus=2)["shares"]
+        eq = ps.analysis.houston_equilibrium(nices, cpus=2).shares
         rows = {}
         for label, flag in BALANCERS:
             rows[label] = measure(nices, flag, warmup, seconds)

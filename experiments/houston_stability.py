@@ -40,11 +40,11 @@ def point(pair, hl, nc):
     t1 = time.perf_counter()
     m = ps.analysis.measure.classify_run(pair, params=params)
     t2 = time.perf_counter()
-    small = int(np.argmin(p.equilibrium_shares)) if pair[0] != pair[1] else 1
+    small = int(np.argmin(p.fixed_point_shares)) if pair[0] != pair[1] else 1
     return {"pair": pair, "hl": hl, "nc": nc, "small": small,
             "p_kind": p.kind, "p_share": float(p.shares[small]), "p_settle": p.settling_s,
             "m_kind": m.kind, "m_share": float(m.shares[small]), "m_settle": m.settling_s,
-            "window": m.window_s, "eq_share": float(p.equilibrium_shares[small]),
+            "window": m.window_s, "eq_share": float(p.fixed_point_shares[small]),
             "p_swing": float(np.nanmax(p.swing_levels)) if p.kind != "starves" else 0.0,
             "m_swing": float(m.swing_levels.max()), "t_predict": t1 - t0, "t_simulate": t2 - t1}
 
@@ -52,7 +52,7 @@ def point(pair, hl, nc):
 def settle_agrees(r):
     """Within a factor of 2."""
     p, m = r["p_settle"], r["m_settle"]
-    if p is None or m is None:
+    if np.isnan(p) or np.isnan(m):
         return False
     return p == m or (m > 0 and 0.5 <= p / m <= 2)
 
@@ -101,7 +101,7 @@ def plot(path, results, hls, ncs):
                         ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False,
                                                edgecolor="red", linewidth=2))
                     text = f"{100 * r[f'{side}_share']:.1f}%"
-                    if kind == "settles" and r[f"{side}_settle"] is not None:
+                    if kind == "settles" and not np.isnan(r[f"{side}_settle"]):
                         text += f"\n{r[f'{side}_settle']:.0f} s"
                     ax.text(j, i, text, ha="center", va="center", fontsize=7)
             ax.set_xticks(range(len(ncs)), [str(n) for n in ncs], fontsize=8)

@@ -69,7 +69,7 @@ def test_the_user_report_is_a_relaxation_cycle_of_whole_timeslices():
     assert p.timeslice[1] == 500 and p.step_levels[1] > 30
     assert p.swing_levels[1] >= 30
     assert p.period_s == pytest.approx(3.5, abs=0.2)
-    assert 0.07 <= p.shares[1] <= 0.16 and p.equilibrium_shares[1] < 0.01
+    assert 0.07 <= p.shares[1] <= 0.16 and p.fixed_point_shares[1] < 0.01
     assert "cannot hold a level" in p.why
 
 
@@ -85,7 +85,7 @@ def test_a_strong_nice_const_starves_the_plus19_task_at_the_decay_floor():
 def test_at_the_patch_defaults_it_settles_near_the_fixed_point():
     p = houston_stability([-20, 19])
     assert p.kind == "settles"
-    assert p.shares[1] == pytest.approx(p.equilibrium_shares[1], abs=0.005)
+    assert p.shares[1] == pytest.approx(p.fixed_point_shares[1], abs=0.005)
     assert p.swing_levels.max() <= 3 and abs(p.loop_gain) < 1
     # decay_value halves over a half-life to within 2 %; the 7x/8 branch of
     # the tick-by-tick decay leaves ~0.55

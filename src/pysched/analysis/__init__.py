@@ -11,10 +11,16 @@ measurements of runs that check them:
   (settling time, limit cycle, the classification a prediction is checked
   against).
 
+Every prediction and measurement is a Result (pysched.analysis.result): a
+dataclass whose repr leads with its kind and why, with as_dict() and
+to_frame(), NaN for a value that does not exist, times in seconds in the
+fields ending in _s, and ``shares`` the CPU shares to plot.
+
 The names users call are re-exported here: ``ps.analysis.houston_stability``,
 ``ps.analysis.o1_steady_state``, ``ps.analysis.classify_run`` ..."""
 from . import houston, measure, o1  # noqa: F401
-from .houston import houston_equilibrium  # noqa: F401
+from .result import Result  # noqa: F401
+from .houston import Equilibrium, houston_equilibrium  # noqa: F401
 from .stability import Stability, houston_stability  # noqa: F401
 from .measure import (LimitCycle, MeasuredRun, PrioSettling, Settling,  # noqa: F401
                       SleepAvgRun, classify_run, classify_series, limit_cycle, o1_duty_run,

@@ -8,10 +8,13 @@ constants such as ``exp_nice_const`` are recomputed from them.  Arguments
 outside a function's domain raise ValueError naming the allowed range.
 """
 import math
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import _core
+from .result import Result
 from .._checks import check_int
 from ..policy.registry import check_params, formula
 
@@ -120,6 +123,46 @@ def _patch_exp(y):
     return m * 2.0**e
 
 
+@dataclass(repr=False)
+class Equilibrium(Result):
+    """houston_equilibrium's fixed point (a Result: short repr, as_dict(),
+    to_frame()).
+
+    kind: "fixed point"; why: the argument in words.  shares: **the
+    shares to plot** -- each task's CPU share at the fixed point, in the
+    order of `nices`, adding up to min(cpus, tasks).  prio: the
+    equilibrium dynamic priority P (absolute, unrounded); run_avg: each
+    task's run_avg there; ratio: the largest share over the smallest.
+
+    Until 0.2 houston_equilibrium returned a dict of these four: eq["shares"]
+    still reads eq.shares, with a FutureWarning."""
+    SHOWN_FIELDS = ("shares", "ratio")
+
+    kind: str
+    shares: np.ndarray
+    prio: float
+    run_avg: np.ndarray
+    ratio: float
+    why: str
+
+    def _old(self, key):
+        if key not in ("shares", "prio", "run_avg", "ratio"):
+            raise KeyError(key)
+        warnings.warn(f"houston_equilibrium returns an Equilibrium, no longer a dict: "
+                      f"eq[{key!r}] is eq.{key}; the dict's form goes in the next release",
+                      FutureWarning, stacklevel=3)
+        return getattr(self, key)
+
+    def __getitem__(self, key):
+        return self._old(key)
+
+    def keys(self):
+        """The old dict's keys (a FutureWarning): dict(eq) gives the old dict."""
+        warnings.warn("houston_equilibrium returns an Equilibrium, no longer a dict: use its "
+                      "fields, or as_dict()", FutureWarning, stacklevel=2)
+        return ["shares", "prio", "run_avg", "ratio"]
+
+
 def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
     """Shares of CPU-bound tasks of the given nice values on `cpus` CPUs
     under houston-2003, from the patch's argument: they settle where their
@@ -136,9 +179,9 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
     perfect balancer would give them: the tasks that would want more than a
     CPU get one each, the rest share what is left).
 
-    Returns a dict: shares (array, sums to min(cpus, tasks)), prio (the equilibrium dynamic
-    priority P, absolute, unrounded), run_avg (array), ratio (largest over
-    smallest share)."""
+    Returns an Equilibrium: shares (the ones to plot; they sum to
+    min(cpus, tasks)), prio (the equilibrium dynamic priority P, absolute,
+    unrounded), run_avg, ratio (largest over smallest share), why."""
     if isinstance(nices, (str, bytes)) or not hasattr(nices, "__iter__"):
         raise TypeError(f"nices must be a list of nice values, not {nices!r}")
     nices = [check_int("nice", n, -20, 19) for n in nices]
@@ -169,5 +212,11 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
             lo = mid
     s = shares_at(hi)
     s = s * total / s.sum()
-    return {"shares": s, "prio": (lo + hi) / 2, "run_avg": s * full * c["max_run_avg"],
-            "ratio": float(s.max() / s.min())}
+    prio = (lo + hi) / 2
+    ratio = float(s.max() / s.min())
+    why = (f"CPU hogs of nice {', '.join(map(str, nices))} settle where their dynamic priorities "
+           f"are equal, at prio {prio:.2f} ({'the patch' if log == 'patch' else 'the exact'}"
+           f"'s logarithm of run_avg / MAX_RUN_AVG over nice_const = {c['nice_const']}"
+           f"{f', {cpus} CPUs' if cpus > 1 else ''}): shares "
+           f"{', '.join(f'{x:.3g}' for x in s)}, the largest {ratio:.3g} times the smallest.")
+    return Equilibrium("fixed point", s, prio, s * full * c["max_run_avg"], ratio, why)

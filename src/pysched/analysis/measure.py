@@ -18,6 +18,7 @@ import numpy as np
 
 from .._checks import check_int, check_number
 from . import houston
+from .result import Result
 from .. import programs
 from ..simulator import Simulator
 
@@ -162,15 +163,28 @@ def prio_settling_time(times, prio, *, levels=1, tail=1 / 3, _caller="prio_settl
     return PrioSettling(float(settled / 1e9), low, high)
 
 
-@dataclass
-class LimitCycle:
-    """A sustained oscillation of a series: its peak-to-peak amplitude
-    (max - min, in the series' unit), its extremes, and its period in
-    seconds (None when no period repeats: the swing is aperiodic)."""
+@dataclass(repr=False)
+class LimitCycle(Result):
+    """A sustained oscillation of a series (a Result: kind "cycle", why,
+    short repr, as_dict(), to_frame()): its peak-to-peak amplitude (max -
+    min, in the series' unit), its extremes, and its period in seconds
+    (NaN when no period repeats: the swing is aperiodic)."""
+    SHOWN_FIELDS = ("amplitude", "period_s")
+
     amplitude: float
     low: float
     high: float
-    period_s: float | None
+    period_s: float
+
+    @property
+    def kind(self):
+        return "cycle"
+
+    @property
+    def why(self):
+        every = ("at no regular period" if math.isnan(self.period_s) else
+                 f"every {self.period_s:.4g} s")
+        return f"It swings over {self.amplitude:g} ({self.low:g} to {self.high:g}) {every}."
 
 
 UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
@@ -214,7 +228,7 @@ def limit_cycle(times, values, *, min_amplitude=1.0, unit="ns", _caller="limit_c
     period = _period(times, v)
     if period is None:
         period = _rise_period(times, v, low, high)
-    return LimitCycle(high - low, low, high, period)
+    return LimitCycle(high - low, low, high, math.nan if period is None else period)
 
 
 def _period(times, v):
@@ -278,29 +292,34 @@ def _rise_period(times, v, low, high):
     return float((rises[-1] - rises[0]) / (len(rises) - 1) / 1e9)
 
 
-@dataclass
-class MeasuredRun:
-    """What a simulated run of CPU hogs did (classify_run).
+@dataclass(repr=False)
+class MeasuredRun(Result):
+    """What a simulated run of CPU hogs did (classify_run; a Result: short
+    repr, as_dict(), to_frame(), NaN where a value does not exist).
 
     kind: "starves" (a task got no CPU at all over the last `tail` of the
     run), "cycles" (a task's prio swung over more than cycle_levels levels
-    there, or the shares never settled) or "settles".  settling_s: when
-    the loop settled (prio_settling_time: every prio within settle_levels
-    of the range it keeps at the end), None unless it settles;
-    shares_settling_s: when the windowed shares settled (settling_time),
-    None if they never did.
-    shares: each task's CPU share over the last `tail`.  swing_levels: each
-    task's prio range (max - min) there; cycle: the widest swing's
-    LimitCycle (None if no prio moved).  window_s: the window the shares
-    were measured over; seconds: the length of the run."""
+    there, or the shares never settled) or "settles"; why: the verdict in
+    words.  shares: **the shares to plot** -- each task's CPU share over
+    the last `tail`, to set beside Stability.shares.  settling_s: seconds
+    from the start until the loop settled (prio_settling_time: every prio
+    within settle_levels of the range it keeps at the end), NaN unless it
+    settles; shares_settling_s: seconds until the windowed shares settled
+    (settling_time), NaN if they never did.  swing_levels: each task's
+    prio range (max - min) there; cycle: the widest swing's LimitCycle
+    (None if no prio moved).  window_s: the window the shares were
+    measured over, in seconds; seconds: the length of the run."""
+    SHOWN_FIELDS = ("shares", "settling_s")
+
     kind: str
-    settling_s: float | None
-    shares_settling_s: float | None
+    settling_s: float
+    shares_settling_s: float
     shares: np.ndarray
     swing_levels: np.ndarray
     cycle: LimitCycle | None
     window_s: float
     seconds: float
+    why: str
 
 
 def classify_series(times, cpu_ns, prio, *, tail=1 / 3, window_s=None, rel_tol=0.1, abs_tol=0.002,
@@ -332,9 +351,23 @@ def classify_series(times, cpu_ns, prio, *, tail=1 / 3, window_s=None, rel_tol=0
         kind = "cycles"
     else:
         kind = "settles"
-    return MeasuredRun(kind, settling if kind == "settles" else None, shares_settling, shares, swing,
-                       cycle, float(window_s),
-                       float((times[-1] - times[0]) / 1e9))
+    widest_task = f"task {widest + 1}"
+    if kind == "starves":
+        why = (f"Task {int(np.argmin(used)) + 1} got no CPU over the last {tail:.2g} of the run: "
+               "it starves.")
+    elif kind == "cycles" and np.any(swing > cycle_levels):
+        why = (f"The prio of {widest_task} swung over {swing[widest]:g} levels over the last "
+               f"{tail:.2g} of the run, more than {cycle_levels:g}"
+               + (f", every {cycle.period_s:.4g} s." if cycle is not None
+                  and not math.isnan(cycle.period_s) else "."))
+    elif kind == "cycles":
+        why = f"The shares over windows of {window_s:.3g} s never settled."
+    else:
+        why = (f"Every prio stayed within {settle_levels:g} level(s) of its final range from "
+               f"{settling:.3g} s on, and the shares settled.")
+    return MeasuredRun(kind, settling if kind == "settles" else math.nan,
+                       math.nan if shares_settling is None else shares_settling, shares, swing,
+                       cycle, float(window_s), float((times[-1] - times[0]) / 1e9), why)
 
 
 def _longest_bursts(times, cpu_ns):
@@ -418,14 +451,28 @@ CRITERIA = ("tail", "window_s", "rel_tol", "abs_tol", "cycle_levels", "settle_le
 
 
 
-@dataclass
-class SleepAvgRun:
+@dataclass(repr=False)
+class SleepAvgRun(Result):
     """What a simulated run did to a task's sleep_avg (o1_duty_run,
-    sleep_avg_steady): its range over the last `tail` of the run
-    (sleep_avg_low, sleep_avg_high) and its prio range there (prio_low,
-    prio_high); reach_s: when sleep_avg came, for good, within tol_ticks
-    of that range (seconds from the start, 0 if it never left it);
-    seconds: the run's length."""
+    sleep_avg_steady; a Result: kind "steady range", why, short repr,
+    as_dict(), to_frame()): its range over the last `tail` of the run
+    (sleep_avg_low, sleep_avg_high, in ticks) and its prio range there
+    (prio_low, prio_high); reach_s: when sleep_avg came, for good, within
+    tol_ticks of that range (seconds from the start, 0 if it never left
+    it); seconds: the run's length."""
+    SHOWN_FIELDS = ("sleep_avg_low", "sleep_avg_high", "prio_low", "prio_high", "reach_s")
+
+    @property
+    def kind(self):
+        return "steady range"
+
+    @property
+    def why(self):
+        return (f"Over the end of the {self.seconds:.3g} s run sleep_avg kept within "
+                f"{self.sleep_avg_low}..{self.sleep_avg_high} ticks and prio within "
+                f"{self.prio_low}..{self.prio_high}, from {self.reach_s:.3g} s on (within "
+                f"{self.tol_ticks:g} ticks).")
+
     sleep_avg_low: int
     sleep_avg_high: int
     prio_low: int

@@ -47,10 +47,11 @@ is an approximation (it leaves out the task's own slice running out), the
 one part of this analysis that is.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .._checks import check_int, check_number
 from ..policy.registry import check_params, formula, policy_info, preset_params
+from .result import Result
 
 
 def _call(fn, preset, params, *args):
@@ -90,10 +91,11 @@ NICE_0 = 120          # NICE_TO_PRIO(0)
 MAX_CYCLES = 10**7    # climbing by one tick a cycle from 0 to MAX_SLEEP_AVG=10^6 at most
 
 
-@dataclass
-class O1SteadyState:
+@dataclass(repr=False)
+class O1SteadyState(Result):
     """o1_steady_state's prediction for a task that runs `run_ms` and
-    sleeps `sleep_ms` beside hogs.
+    sleeps `sleep_ms` beside hogs (a Result: short repr, as_dict(),
+    to_frame()).
 
     kind: "top" (sleep_avg saturates at MAX_SLEEP_AVG), "bottom" (it
     drains to 0) or "neutral" (each cycle credits what it charges; it
@@ -128,7 +130,9 @@ class O1SteadyState:
     tol_ticks: float
     max_sleep_avg: int
     hz: int
-    why: str = field(repr=False)
+    why: str
+
+    SHOWN_FIELDS = ("sleep_avg_low", "sleep_avg_high", "prio_at_wakeup", "reach_s")
 
 
 def _ms(name, v, lo):

@@ -57,38 +57,45 @@ above inc*share/rate.  This is an analysis of a pair: for the
 fixed point of more tasks, houston_equilibrium.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import houston
 from .houston import houston_equilibrium
 from .houston_loop import ATTRACTOR, MAX_PRIO, Patch, attractor, return_map
+from .result import Result, moved_field
 from .._checks import check_int, check_number
 
 
-@dataclass
-class Stability:
-    """houston_stability's prediction for a pair of CPU hogs.
+@dataclass(repr=False)
+class Stability(Result):
+    """houston_stability's prediction for a pair of CPU hogs (a Result:
+    short repr, as_dict(), to_frame(), NaN where a value does not exist).
 
-    kind: "settles", "cycles" or "starves".  settling_s: seconds from the
-    spawn until every prio stays within settle_levels of the range it
-    keeps on the attractor (None unless kind is "settles").  shares: the CPU shares predicted
-    (where it settles: the level-quantized fixed point, or the return map's
-    count of timeslices when the small task's turn is one HZ/2 slice;
-    where it cycles: the return map's; where it starves: 1 and 0).  Per
-    task, in the order of `nices`:
+    kind: "settles", "cycles" or "starves"; why: the verdict in words.
+    shares: **the prediction, the shares to plot** -- each task's CPU
+    share, in the order of `nices`, as a run shows it (where it settles:
+    the level-quantized fixed point, or the return map's count of
+    timeslices when the small task's turn is one HZ/2 slice; where it
+    cycles: the return map's; where it starves: 1 and 0).  settling_s:
+    seconds from the spawn until every prio stays within settle_levels of
+    the range it keeps on the attractor (NaN unless kind is "settles").
+    Per task, in the order of `nices`:
 
-    - equilibrium_shares: houston_equilibrium's continuous fixed point;
-      discrete_shares: the fixed point with integer prios (the averaged
-      loop at a common level shares the CPU by timeslices, `tie_share`);
+    - fixed_point_shares (until 0.2: equilibrium_shares):
+      houston_equilibrium's continuous fixed point, a step of the
+      argument, not what a run shows; level_shares (until 0.2:
+      discrete_shares): the fixed point with integer prios (the averaged
+      loop at a common level shares the CPU by timeslices, `tie_share`),
+      another step;
     - prio: the integer prio at the fixed point; run_avg: the mean run_avg
       there, with the patch's own decay (truncation included; where it
       starves: the run_avg the continuous fixed point wants); level_width: the run_avg
       width of one prio level there (run_avg * (exp(k) - 1), k =
       nice_const/65536);
-    - timeslice: the slice each task settles to (task_timeslice at the
-      prio it expires at); step_levels: how far one of its own timeslices
+    - timeslice: the slice each task settles to, in ticks (task_timeslice
+      at the prio it expires at); step_levels: how far one of its own timeslices
       moves its run_avg, in prio levels; decay_levels: how far its
       run_avg decays while the other task runs one timeslice, in levels;
     - swing_levels: the prio range the task goes through on the return
@@ -105,14 +112,16 @@ class Stability:
     Loop-wide: halflife_decay: decay_value over one half-life (the patch's
     "value /= 2", 0.5 if exact); running_halflife_decay: what
     update_run_avg_running's tick-by-tick decay leaves of a value after
-    one half-life; contact_s: when the small task first gets the CPU
-    (None: never); period_s: the attractor's period; why: the verdict in
-    words."""
+    one half-life; contact_s: seconds from the spawn until the small task
+    first gets the CPU (NaN: never); period_s: the attractor's period in
+    seconds (NaN where a task starves)."""
+    SHOWN_FIELDS = ("shares", "settling_s", "period_s")
+
     kind: str
-    settling_s: float | None
+    settling_s: float
     shares: np.ndarray
-    equilibrium_shares: np.ndarray
-    discrete_shares: np.ndarray
+    fixed_point_shares: np.ndarray
+    level_shares: np.ndarray
     tie_share: float
     prio: np.ndarray
     run_avg: np.ndarray
@@ -128,9 +137,13 @@ class Stability:
     below_min_run_avg: np.ndarray
     halflife_decay: float
     running_halflife_decay: float
-    contact_s: float | None
-    period_s: float | None
-    why: str = field(repr=False)
+    contact_s: float
+    period_s: float
+    why: str
+
+
+moved_field(Stability, "equilibrium_shares", "fixed_point_shares")
+moved_field(Stability, "discrete_shares", "level_shares")
 
 
 def houston_stability(nices, *, params=None, cycle_levels=3, settle_levels=1):
@@ -162,7 +175,7 @@ def houston_stability(nices, *, params=None, cycle_levels=3, settle_levels=1):
 def _analyse(f, nices, eq, cycle_levels, settle_levels):
     c = f.c
     static = [MAX_PRIO - 20 + n for n in nices]
-    s_eq = np.asarray(eq["shares"], dtype=float)
+    s_eq = np.asarray(eq.shares, dtype=float)
     # the small task (L) is the one the loop has to hold back; on a tie the
     # second one, which waits first
     lo = 1 if s_eq[1] <= s_eq[0] else 0
@@ -304,7 +317,7 @@ def _analyse(f, nices, eq, cycle_levels, settle_levels):
         shares[lo], shares[hi] = share_lo, 1 - share_lo
     else:
         shares = discrete.copy()
-    settling = None
+    settling = math.nan
     if kind == "settles":
         # the settling schedule: at contact H has the run_avg it reached
         # running alone, which moves to the fixed point's at the running
@@ -347,10 +360,10 @@ def _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, floor_x, floor_prio, 
            f"{ref_prio} of task {hi + 1} (nice {nices[hi]}): it never runs again. The fixed point "
            f"wants its run_avg at {x_want[lo]:.3g} (a share of {s_eq[lo]:.2g}).")
     nan = np.full(2, np.nan)
-    return Stability("starves", None, shares, s_eq, shares.copy(), float("nan"), np.array(p_eq),
+    return Stability("starves", math.nan, shares, s_eq, shares.copy(), float("nan"), np.array(p_eq),
                      x_want, x_want * (math.exp(f.k) - 1), nan, nan.copy(), nan.copy(), nan.copy(),
                      float("nan"), int(floor_x), floor_prio, below_floor, x_want < f.min,
-                     halflife_decay, running_halflife_decay, None, None, why)
+                     halflife_decay, running_halflife_decay, math.nan, math.nan, why)
 
 
 def _loop_gain(f, static, last, ref_prio, ref_slice):

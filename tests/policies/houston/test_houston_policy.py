@@ -66,19 +66,19 @@ def test_houston_equilibrium_predicts_the_simulated_shares(nices):
     pids = [sim.spawn(ps.programs.cpu_hog(), nice=n) for n in nices]
     s = shares(sim, pids, 60, 120)
     eq = ps.analysis.houston_equilibrium(nices)
-    assert np.all(np.abs(s - eq["shares"]) <= 0.03)
-    i = int(np.argmin(eq["shares"]))
-    assert abs(s[i] - eq["shares"][i]) <= 0.25 * eq["shares"][i]
-    assert all(abs(sim.task(p).prio - eq["prio"]) <= 3 for p in pids)
+    assert np.all(np.abs(s - eq.shares) <= 0.03)
+    i = int(np.argmin(eq.shares))
+    assert abs(s[i] - eq.shares[i]) <= 0.25 * eq.shares[i]
+    assert all(abs(sim.task(p).prio - eq.prio) <= 3 for p in pids)
 
 
 def test_equilibrium_ratio_follows_exp_of_the_static_prio_difference_over_c():
     eq = ps.analysis.houston_equilibrium([-20, 19], log="exp")
     k = ps.analysis.houston.constants()["nice_const"] / 65536
-    assert eq["ratio"] == pytest.approx(np.exp(39 * k), rel=1e-6)
+    assert eq.ratio == pytest.approx(np.exp(39 * k), rel=1e-6)
     # a larger nice_const makes nice stronger
     strong = ps.analysis.houston_equilibrium([-20, 19], params={"nice_const": 9000})
-    assert strong["ratio"] > eq["ratio"]
+    assert strong.ratio > eq.ratio
 
 
 def test_the_priority_range_is_0_to_79_above_the_rt_range():

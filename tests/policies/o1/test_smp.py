@@ -203,7 +203,7 @@ def test_houston_can_balance_on_prio_avg():
 
 @pytest.mark.parametrize("nices", [[-5, -5, 0, 0, 0, 5, 10, 19], [0, 0, 0, 0, 10, 10, 10, 10]])
 def test_balancing_on_prio_avg_brings_mixed_nices_closer_to_the_machine_equilibrium(nices):
-    eq = ps.analysis.houston_equilibrium(nices, cpus=2)["shares"]
+    eq = ps.analysis.houston_equilibrium(nices, cpus=2).shares
     err = {}
     for flag in (0, 1):
         sim = ps.Simulator("houston-2003", cpus=2, params={"balance_prio_avg": flag})
