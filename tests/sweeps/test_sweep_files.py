@@ -245,3 +245,52 @@ def test_a_failing_call_keeps_the_rows_in_the_file_and_names_it(tmp_path):
                                          r"of 10 that finished"):
         ps.sweep(fails, {"x": range(10)}, max_workers=1, to=path)
     assert ps.read_sweep(path)["y"].tolist() == [x * x for x in range(7)]
+
+
+def dies_once_at_seven(x, marks):
+    """Notes each call in `marks`; the first call at x=7 ends its worker
+    as if killed."""
+    if x == 7 and not os.path.exists(os.path.join(marks, "died")):
+        open(os.path.join(marks, "died"), "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    open(os.path.join(marks, f"{x}-{time.monotonic_ns()}"), "w").close()
+    return {"y": x * x}
+
+
+def test_a_sweep_that_lost_a_worker_resumes_without_redoing_a_finished_call(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+
+    path, marks = tmp_path / "rows.csv", tmp_path / "marks"
+    marks.mkdir()
+
+    def fn(x):
+        return dies_once_at_seven(x, str(marks))
+    fn.__qualname__ = "fn"
+    with ProcessPoolExecutor(2) as ex, pytest.raises(SweepError, match="the executor broke"):
+        ps.sweep(fn, {"x": range(20)}, executor=ex, chunksize=1, to=path)
+    kept = ps.read_sweep(path)["x"].tolist()
+    assert 7 not in kept and kept == sorted(kept)
+    for m in marks.iterdir():
+        if m.name != "died":
+            m.unlink()
+    with ProcessPoolExecutor(2) as ex:
+        rows = ps.sweep(fn, {"x": range(20)}, executor=ex, chunksize=1, to=path, resume=True)
+    called = sorted(int(m.name.split("-")[0]) for m in marks.iterdir() if m.name != "died")
+    assert called == sorted(set(range(20)) - set(kept))
+    assert rows["y"].tolist() == [x * x for x in range(20)]
+
+
+def some_columns_at_some_points(x):
+    return {"y": x, **({"late": x / 2} if x >= 3 else {})}
+
+
+def test_a_column_that_appears_late_fits_a_parquet_file_but_not_a_csv_one(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow", reason="a .parquet sweep file needs pyarrow")
+    monkeypatch.setattr(store, "FLUSH_S", (0.0, 0.0))  # every row written as it arrives
+    here = ps.sweep(some_columns_at_some_points, {"x": range(6)})
+    pd.testing.assert_frame_equal(
+        ps.sweep(some_columns_at_some_points, {"x": range(6)}, to=tmp_path / "rows.parquet"), here)
+    with pytest.raises(SweepError, match="a column the first rows of rows.csv did not have") as info:
+        ps.sweep(some_columns_at_some_points, {"x": range(6)}, to=tmp_path / "rows.csv")
+    assert type(info.value.__cause__) is ValueError
+    assert info.value.partial["y"].tolist() == [0, 1, 2]  # the rows written before

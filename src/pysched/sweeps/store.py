@@ -211,10 +211,13 @@ class CsvWriter(_Writer):
             data = data[n:]
 
     def close(self):
+        if self.fd is None:
+            return  # closed already (a sweep closes its writer again when stopping)
         try:
             super().close()
         finally:
             os.close(self.fd)
+            self.fd = None
 
 
 class ParquetWriter(_Writer):
