@@ -110,10 +110,13 @@ class Calls:
                              "drop one (seeds= passes seed= to the function)")
         self.grid, self.seeds = grid, seeds
         if isinstance(grid, dict):
-            self.axes = list(grid.items()) + ([("seed", seeds)] if seeds is not None else [])
+            axes = list(grid.items()) + ([("seed", seeds)] if seeds is not None else [])
+            # (name, values, whether they are a NumPy array's, read with .item())
+            self.axes = [(name, values, isinstance(values, np.ndarray)) for name, values in axes]
+            self.lengths = [len(values) for _, values in reversed(axes)]  # the fastest first
             n = 1
-            for _, values in self.axes:
-                n *= len(values)
+            for length in self.lengths:
+                n *= length
         else:
             n = len(grid) * (len(seeds) if seeds is not None else 1)
         self.n = n
@@ -123,11 +126,13 @@ class Calls:
 
     def _call(self, i):
         if isinstance(self.grid, dict):
-            out = {}
-            for name, values in reversed(self.axes):
-                i, digit = divmod(i, len(values))
-                out[name] = plain(values[digit])
-            return dict(reversed(out.items()))
+            digits = []
+            for n in self.lengths:
+                i, digit = divmod(i, n)
+                digits.append(digit)
+            digits.reverse()
+            return {name: (values[d].item() if numpy_axis else values[d])
+                    for (name, values, numpy_axis), d in zip(self.axes, digits)}
         if self.seeds is None:
             return dict(self.grid[i])
         p, s = divmod(i, len(self.seeds))

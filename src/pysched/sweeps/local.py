@@ -19,6 +19,7 @@ from .by_value import ByValue
 from .batches import Batches, call_all, run
 
 PROBE_S = 0.02  # how long the first calls run here to time a call
+HERE_ROWS, HERE_S = 256, 0.1  # calls made here hand over their rows this often
 STARTUP_S = {"fork": 0.05}  # a pool's start-up, by start method, measured with margin
 STARTUP_OTHER_S = 0.5  # spawn, forkserver
 
@@ -46,13 +47,29 @@ def _pays(seconds_per_call, left, workers):
 
 
 def _here(fn, progress, first, end):
-    for i in range(first, end):
+    """Make the calls first..end here, one at a time, handing their rows
+    to progress every HERE_ROWS calls or HERE_S seconds (each hand-over
+    costs as much as a short call), and, when one fails or Ctrl-C stops
+    them, those finished before it."""
+    at = first
+    while at < end:
+        calls = progress.calls[at:min(end, at + HERE_ROWS)]
+        rows, since = [], time.perf_counter()
         try:
-            got, _ = call_all(fn, progress.calls[i:i + 1])
-        except Exception as e:
-            progress.failed_in(e, i, i + 1)
-            raise
-        progress.finished(i, got)
+            for kwargs in calls:
+                try:
+                    got, _ = call_all(fn, [kwargs])
+                except Exception as e:
+                    progress.failed_in(e, at + len(rows), at + len(rows) + 1)
+                    raise
+                rows.extend(got)
+                if time.perf_counter() - since >= HERE_S:
+                    progress.finished(at, rows)
+                    at, rows, since = at + len(rows), [], time.perf_counter()
+        finally:
+            if rows:
+                progress.finished(at, rows)
+                at += len(rows)
 
 
 def run_local(fn, progress, todo, max_workers, chunksize):
