@@ -7,7 +7,6 @@ import dataclasses
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import pysched as ps

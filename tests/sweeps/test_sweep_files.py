@@ -118,7 +118,7 @@ def test_a_sweep_to_a_file_gives_the_table_of_a_sweep_in_memory(fmt, tmp_path):
     here = ps.sweep(point, GRID, seeds=SEEDS, max_workers=1)
     with ThreadPoolExecutor(2) as ex:
         filed = ps.sweep(point, GRID, seeds=SEEDS, executor=ex, chunksize=7, to=path)
-    pd.testing.assert_frame_equal(filed, here)
+    pd.testing.assert_frame_equal(filed, here, check_exact=True)
     assert filed.attrs == here.attrs
     pd.testing.assert_frame_equal(ps.read_sweep(path), here)
     assert ps.read_sweep(path, output="dicts") == here.to_dict("records")
@@ -216,7 +216,7 @@ def test_a_sweep_killed_mid_way_resumes_from_its_file_without_redoing_a_finished
     assert len(evaluated) == len(KEYS) - len(before)
     whole = ps.sweep(point, GRID, seeds=SEEDS, max_workers=1)
     whole.attrs["function"] = resumed.attrs["function"]
-    pd.testing.assert_frame_equal(resumed, whole)
+    pd.testing.assert_frame_equal(resumed, whole, check_exact=True)
     assert resumed.attrs == whole.attrs
 
 

@@ -344,7 +344,10 @@ def read_frame(path):
     fmt = kind(path)
     meta = read_meta(path)
     if fmt == "csv":
-        df = pd.read_csv(path) if path.exists() and path.stat().st_size else \
+        # a float must read back as the very float written (its repr): pandas
+        # 3 reads so by default, pandas 2 only with float_precision="round_trip"
+        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+        df = pd.read_csv(path, **exact) if path.exists() and path.stat().st_size else \
             pd.DataFrame(columns=[INDEX])
     else:
         pq = _pyarrow().parquet
