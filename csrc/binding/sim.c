@@ -3,6 +3,7 @@
  * checked between them), the system calls from Python, copies and
  * snapshots.  Its readers are in sim_records.c. */
 #include "sim.h"
+#include "watch.h"
 
 static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"preset", "cpus", "hz", "seed", "params", NULL};
@@ -206,6 +207,38 @@ static PyObject *Sim_set_fast_paths(SimObject *self, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+/* set_watch(bits, idle_wait_ns, starve_ns): the behaviour invariants
+ * watched from now (watch.h); checked and explained by Simulator.watch */
+static PyObject *Sim_set_watch(SimObject *self, PyObject *args) {
+  READY_TO_CHANGE(self);
+  int bits;
+  long long idle_wait, starve;
+  if (!PyArg_ParseTuple(args, "iLL", &bits, &idle_wait, &starve)) return NULL;
+  if (bits & ~(PS_WATCH_ON | PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE))
+    return PyErr_Format(PyExc_ValueError, "watch bits %d are outside 0..7", bits);
+  if (idle_wait < 0 || idle_wait > PS_MAX_TIME_NS || starve < 0 || starve > PS_MAX_TIME_NS)
+    return PyErr_Format(PyExc_ValueError, "watch thresholds %lld and %lld ns are outside 0..%lld",
+                        idle_wait, starve, (long long)PS_MAX_TIME_NS);
+  self->m.watch = bits;
+  self->m.idle_wait_ns = idle_wait;
+  self->m.starve_ns = starve;
+  Py_RETURN_NONE;
+}
+
+/* watch_report(): the idle-while-waiting windows up to now (ps_watch_report) */
+static PyObject *Sim_watch_report(SimObject *self, PyObject *noargs) {
+  READY(self);
+  psWatchReport r;
+  ps_watch_report(&self->m, &self->d, &r);
+  return Py_BuildValue("{s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "watch", self->m.watch,
+                       "idle_wait_ns", (long long)self->m.idle_wait_ns, "starve_ns",
+                       (long long)self->m.starve_ns, "total_ns",
+                       (long long)r.total_ns, "longest_ns", (long long)r.longest_ns, "windows",
+                       (long long)r.windows, "first_ns", (long long)r.first_ns, "first_idle_cpu",
+                       r.first_idle_cpu, "first_pid", r.first_pid, "first_pid_cpu",
+                       r.first_pid_cpu);
+}
+
 /* fast_path_counts(): how often each fast path was taken (ps_fast_counts) */
 static PyObject *Sim_fast_path_counts(SimObject *self, PyObject *noargs) {
   READY(self);
@@ -368,7 +401,10 @@ static PyObject *Sim_run_until(SimObject *self, PyObject *arg) {
   }
   if (rc < 0) {
     module_state *st = sim_state(self);
-    PyErr_SetString(self->d.failed == PS_FAILED_POLICY ? st->policy_error : st->state_error, err);
+    PyErr_SetString(self->d.failed == PS_FAILED_POLICY ? st->policy_error
+                    : rc == PS_RUN_BROKEN              ? st->invariant_error
+                                                       : st->state_error,
+                    err);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -552,6 +588,10 @@ static PyMethodDef Sim_methods[] = {
     {"configure", (PyCFunction)Sim_configure, METH_VARARGS, "recording and machine options"},
     {"set_fast_paths", (PyCFunction)Sim_set_fast_paths, METH_O,
      "set_fast_paths(mask): the fast paths in force, before anything runs"},
+    {"set_watch", (PyCFunction)Sim_set_watch, METH_VARARGS,
+     "set_watch(bits, idle_wait_ns, starve_ns): the behaviour invariants watched from now"},
+    {"watch_report", (PyCFunction)Sim_watch_report, METH_NOARGS,
+     "watch_report(): the idle-while-waiting windows up to now"},
     {"fast_path_counts", (PyCFunction)Sim_fast_path_counts, METH_NOARGS,
      "how often each fast path was taken"},
     {"ensure_channels", (PyCFunction)Sim_ensure_channels, METH_O, "make room for n channels"},

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine_private.h"
+#include "watch.h"
 
 #define TASK_FIELD(name, type, doc) {#name, type, offsetof(psTask, name), doc, PS_AT_TASK}
 const psFieldInfo ps_task_fields[] = {
@@ -40,6 +41,8 @@ const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(lat_count, PS_F_I64, "wakeup-to-run latencies measured"),
     TASK_FIELD(lat_sum_ns, PS_F_I64, "sum of wakeup-to-run latencies, ns"),
     TASK_FIELD(lat_max_ns, PS_F_I64, "largest wakeup-to-run latency, ns"),
+    TASK_FIELD(wait_max_ns, PS_F_I64, "longest wait for a CPU while runnable, ns (the one in progress included)"),
+    TASK_FIELD(starved_ns, PS_F_I64, "when a wait first passed the starvation threshold, ns (-1 never; sim.watch)"),
     TASK_FIELD(start_ns, PS_F_I64, "creation time, ns"),
     TASK_FIELD(exit_ns, PS_F_I64, "exit time, ns (-1 while alive)"),
 };
@@ -148,6 +151,10 @@ int64_t ps_task_value(const psModel *m, const psData *d, const psTask *t, int i)
   const psFieldInfo *f = ps_field_info(m, i);
   if (f->at == PS_AT_PRIV) return psu_field_read(t->priv, f);
   int64_t v = psu_field_read(t, f);
+  int64_t waited = t->acct == PS_ACCT_WAIT ? d->now_ns - t->since_ns : 0;
+  if (f->offset == offsetof(psTask, wait_max_ns)) return waited > v ? waited : v;
+  if (f->offset == offsetof(psTask, starved_ns))
+    return v < 0 && waited > m->starve_ns ? t->since_ns + m->starve_ns : v;
   /* the counter of the interval in progress has not been charged yet */
   int open = f->offset == offsetof(psTask, cpu_ns)    ? PS_ACCT_RUN
              : f->offset == offsetof(psTask, wait_ns)  ? PS_ACCT_WAIT
@@ -164,6 +171,7 @@ static void task_blank(psTask *t) {
   t->migrate_to = -1;
   t->woken_ns = -1;
   t->exit_ns = -1;
+  t->starved_ns = -1;
   t->acct = PS_ACCT_NONE;
 }
 
@@ -188,6 +196,8 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   psu_evq_init(&d->evq, m->tick_ns, !(m->fast_paths & PS_FAST_WHEEL));
   d->next_pid = 1;
   d->free_slot = -1;
+  d->watch.first_ns = -1;
+  d->watch.first_idle_cpu = d->watch.first_pid_cpu = -1;
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
   d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
   if (!d->cpu || !d->rq || grow_tasks(d, m->ncpu)) goto nomem;
@@ -361,6 +371,7 @@ psTask *ps_new_task(const psModel *m, psData *d, int prog) {
   t->start_ns = d->now_ns;
   t->since_ns = d->now_ns;
   t->acct = PS_ACCT_WAIT;
+  d->watch.nr_waiting++;
   psu_rng_seed(&t->rng, m->seed, (uint64_t)t->pid);
   d->nlive++;
   return t;
@@ -585,7 +596,9 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
       return -1;
     }
   }
-  if (runnable_agree(m, d, err, errlen) || pids_agree(m, d, err, errlen)) return -1;
+  if (runnable_agree(m, d, err, errlen) || pids_agree(m, d, err, errlen) ||
+      ps_watch_check(m, d, err, errlen))
+    return -1;
   return m->hooks.check(m, d, err, errlen);
 }
 

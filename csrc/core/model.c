@@ -55,6 +55,7 @@ int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint
   m->series_every = 1;
   m->max_trace_bytes = (int64_t)256 << 20;
   m->fast_paths = PS_FAST_ALL;
+  m->starve_ns = PS_MAX_TIME_NS;  /* no wait is starvation until a threshold is set */
   for (int i = 0; i < pol->nparams; i++) m->param[i] = scaled_default(&pol->params[i], hz);
   ps_model_find_timer_params(m);
   for (int l = 0; l < 3 && preset->overrides[l]; l++)

@@ -21,7 +21,7 @@
  * the functions and inline helpers of engine_internal.h.  pysched refuses
  * a library built for another ABI, and the struct sizes below catch a
  * layout change made without a bump. */
-#define PS_ABI_VERSION 4
+#define PS_ABI_VERSION 5
 
 /* The structs whose sizes a library records (PS_ABI_SIZES, same order). */
 enum {

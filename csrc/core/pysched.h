@@ -93,6 +93,10 @@ typedef struct psModel {
    * found by name from this build's policy (ps_model_defaults, and again
    * when a snapshot loads). */
   int32_t hrtimer_param, slack_param;
+  /* behaviour invariants (watch.h): PS_WATCH_* bits, and the thresholds
+   * beyond which an idle-while-waiting window or a task's wait breaks them */
+  int32_t watch;
+  int64_t idle_wait_ns, starve_ns;
 
   /* workload */
   psOp *ops;
@@ -124,6 +128,19 @@ typedef struct psSourceState {
   psRng rng;
   int64_t fired;
 } psSourceState;
+
+/* The behaviour invariants' state (watch.h): the tasks waiting for a CPU,
+ * and the windows in which a CPU idled while one that may run on it waited
+ * (the open one: since_ns, its CPU and task; first_*: the first longer
+ * than psModel.idle_wait_ns, -1 none). */
+typedef struct psWatch {
+  int64_t nr_waiting;
+  int32_t open, idle_cpu, pid, pid_cpu;
+  int64_t since_ns;
+  int64_t total_ns, longest_ns, windows;
+  int64_t first_ns;
+  int32_t first_idle_cpu, first_pid, first_pid_cpu, unused;
+} psWatch;
 
 typedef struct psData {
   int64_t now_ns;
@@ -179,6 +196,7 @@ typedef struct psData {
    * orders the timers due at one time as the kernel does (events.h,
    * psu_timer_rank); 0 .. PS_TIMER_SEQ_MAX */
   int64_t timer_seq;
+  psWatch watch;
 } psData;
 
 /* A sampled series value. */

@@ -13,14 +13,24 @@
 
 #include "scan.h"
 #include "ticks_fast.h"
+#include "watch.h"
 
 /* ---- accounting ---- */
 
-static void acct(psTask *t, int64_t now, int to) {
+static void acct(const psModel *m, psData *d, psTask *t, int64_t now, int to) {
   int64_t dt = now - t->since_ns;
-  if (t->acct == PS_ACCT_RUN) t->cpu_ns += dt;
-  else if (t->acct == PS_ACCT_WAIT) t->wait_ns += dt;
-  else if (t->acct == PS_ACCT_SLEEP) t->sleep_ns += dt;
+  if (t->acct == PS_ACCT_RUN) {
+    t->cpu_ns += dt;
+  } else if (t->acct == PS_ACCT_WAIT) {
+    /* a wait for a CPU ends (watch.h) */
+    t->wait_ns += dt;
+    d->watch.nr_waiting--;
+    if (dt > t->wait_max_ns) t->wait_max_ns = dt;
+    if (dt > m->starve_ns && t->starved_ns < 0) t->starved_ns = t->since_ns + m->starve_ns;
+  } else if (t->acct == PS_ACCT_SLEEP) {
+    t->sleep_ns += dt;
+  }
+  if (to == PS_ACCT_WAIT) d->watch.nr_waiting++;
   t->acct = to;
   t->since_ns = now;
 }
@@ -34,7 +44,7 @@ __attribute__((always_inline)) static inline int try_to_wake_up(const psModel *m
   if (!(p->state & mask)) return 0;
   ps_ready(m, d, p);
   ps_ready(m, d, waker);
-  acct(p, d->now_ns, PS_ACCT_WAIT);
+  acct(m, d, p, d->now_ns, PS_ACCT_WAIT);
   int preempt = m->hooks.wakeup(m, d, p, waker, sync);
   p->on_rq = 1;
   p->state = PS_TASK_RUNNING;
@@ -193,17 +203,17 @@ __attribute__((always_inline)) static inline void schedule(const psModel *m, psD
   if (!prev->is_idle) {
     if (prev->state == PS_TASK_RUNNING) {
       ps_count_up(&prev->nivcsw);
-      acct(prev, now, PS_ACCT_WAIT);
+      acct(m, d, prev, now, PS_ACCT_WAIT);
     } else if (prev->exit_ns >= 0) {
       ps_count_up(&prev->nvcsw);
-      acct(prev, now, PS_ACCT_NONE);
+      acct(m, d, prev, now, PS_ACCT_NONE);
     } else {
       ps_count_up(&prev->nvcsw);
-      acct(prev, now, PS_ACCT_SLEEP);
+      acct(m, d, prev, now, PS_ACCT_SLEEP);
     }
   }
   if (!next->is_idle) {
-    acct(next, now, PS_ACCT_RUN);
+    acct(m, d, next, now, PS_ACCT_RUN);
     if (next->woken_ns >= 0) record_latency(m, d, next, c);
   }
   cpu->curr = ps_index(d, next);
@@ -357,7 +367,11 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   /* anything left to do at the current instant (a spawn, a renice) first */
   d->cpus_due = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;  /* PS_MAX_CPUS <= 64 */
   resolve(m, d);
-  int batch = can_batch(m), defer = can_defer(m);
+  if (m->watch && !d->failed) ps_watch_instant(m, d);
+  /* an assertion on behaviour stops the run at the instant it is broken,
+   * which batched or deferred ticks could pass over */
+  int asserting = m->watch & (PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE);
+  int batch = can_batch(m) && !asserting, defer = can_defer(m) && !asserting;
   uint64_t end_jiffies = (uint64_t)(t_end / m->tick_ns);
   int64_t instants = 0;
   while (!d->failed) {
@@ -374,6 +388,10 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
     psDue u = next_due(m, d);
     int64_t t = u.tick < u.burst_end ? u.tick : u.burst_end;
     if (e && e->time_ns < t) t = e->time_ns;
+    if (asserting) {
+      int64_t broken = ps_watch_deadline(m, d);
+      if (broken < t) t = broken;
+    }
     if (t > t_end) {
       advance_to(m, d, t_end);
       break;
@@ -405,6 +423,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
       deliver_event(m, d, e);
     }
     resolve(m, d);
+    if (m->watch && !d->failed) ps_watch_instant(m, d);
     if (m->debug_checks && !d->failed) {
       char msg[PS_ERRLEN];
       if (ps_check(m, d, msg, sizeof msg) || unsettled(m, d, msg, sizeof msg) ||
@@ -421,8 +440,9 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
      * Python ...) acts on the state as on any other, as it would on a
      * snapshot of it -- unless a policy broke the hooks' contract, after
      * which the state may be half-updated and the binding refuses to go on */
+    int broken = d->failed == PS_FAILED_WATCH;
     if (d->failed != PS_FAILED_POLICY) d->failed = 0;
-    return -1;
+    return broken ? PS_RUN_BROKEN : -1;
   }
   return 0;
 }

@@ -319,6 +319,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   d->instant_actions = dd.instant_actions;
   /* the timers armed so far: the next one's rank follows on (checked below) */
   d->timer_seq = dd.timer_seq;
+  /* the behaviour watch goes on from where it was (checked below) */
+  d->watch = dd.watch;
   /* what the fast paths did goes on counting; their deferred ticks are
    * none between runs */
   const psFastState *counts = ps_fast(&dd);

@@ -10,6 +10,7 @@
 
 #include "engine_private.h"
 #include "snapshot_check.h"
+#include "watch.h"
 
 static int index_ok(int32_t i, int32_t n) { return i >= -1 && i < n; }
 
@@ -52,6 +53,10 @@ int ps_snapshot_model_ok(const psModel *m, char *err, int errlen) {
        m->debug_checks) & ~1)
     BAD("a flag is neither 0 nor 1");
   if (m->fast_paths & ~PS_FAST_ALL) BAD("fast paths %d", m->fast_paths);
+  if (m->watch & ~(PS_WATCH_ON | PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE) ||
+      !time_ok(m->idle_wait_ns) || !time_ok(m->starve_ns))
+    BAD("the behaviour watch (%d, %lld, %lld ns)", m->watch, (long long)m->idle_wait_ns,
+        (long long)m->starve_ns);
   if (m->switch_cost_ns < 0 || m->switch_cost_ns > m->tick_ns) BAD("switch_cost_ns");
   if (m->max_tasks < 1 || m->max_tasks > 10000000) BAD("max_tasks %d", m->max_tasks);
   if (m->keep_exited < 0 || m->keep_exited > 10000000) BAD("keep_exited %d", m->keep_exited);
@@ -217,6 +222,8 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
         !count_ok(t->nivcsw) || !count_ok(t->nr_wakeups) || !count_ok(t->nr_migrations) ||
         !count_ok(t->lat_count) || !span_ok(t->lat_sum_ns, now) || !span_ok(t->lat_max_ns, now) ||
         t->lat_max_ns > t->lat_sum_ns || !span_ok(t->start_ns, now) ||
+        !span_ok(t->wait_max_ns, now) || t->wait_max_ns > t->wait_ns ||
+        (t->starved_ns != -1 && !span_ok(t->starved_ns, now)) ||
         /* the accounted intervals tile its life up to since_ns (acct) */
         t->cpu_ns + t->wait_ns + t->sleep_ns != t->since_ns - t->start_ns)
       BAD("pid %d's counters", t->pid);
@@ -238,6 +245,21 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
       BAD("exited record %lld", (long long)k);
   }
   if (!count_ok(d->nr_forks) || !count_ok(d->nr_exits)) BAD("the fork and exit counts");
+  char why[PS_ERRLEN];
+  const psWatch *w = &d->watch;
+  if (ps_watch_check(m, d, why, sizeof why)) BAD("the behaviour watch: %s", why);
+  if ((w->open & ~1) ||
+      (w->open && (!span_ok(w->since_ns, now) || w->idle_cpu < 0 || w->idle_cpu >= m->ncpu ||
+                   w->pid < 1 || w->pid >= d->next_pid || w->pid_cpu < 0 ||
+                   w->pid_cpu >= m->ncpu)))
+    BAD("the behaviour watch's open window");
+  if (!span_ok(w->total_ns, now) || !span_ok(w->longest_ns, now) || w->longest_ns > w->total_ns ||
+      !count_ok(w->windows) ||
+      (w->first_ns != -1 && (!span_ok(w->first_ns, now) || w->first_idle_cpu < 0 ||
+                             w->first_idle_cpu >= m->ncpu || w->first_pid < 1 ||
+                             w->first_pid >= d->next_pid || w->first_pid_cpu < 0 ||
+                             w->first_pid_cpu >= m->ncpu)))
+    BAD("the behaviour watch's windows");
   const psFastState *f = (const psFastState *)(const void *)d->fast;
   if (!count_ok(f->wide_scans) || !count_ok(f->ticks_batched) || !count_ok(f->ticks_deferred) ||
       !count_ok(d->evq.nsorted))

@@ -62,6 +62,8 @@ typedef struct psTask {
   int64_t woken_ns;           /* time of the wakeup not yet followed by a run, -1 none */
   int64_t lat_count, lat_sum_ns, lat_max_ns;
   int64_t start_ns, exit_ns;  /* exit_ns -1 while alive */
+  int64_t wait_max_ns;        /* longest wait for a CPU while runnable (watch.h) */
+  int64_t starved_ns;         /* when a wait first passed psModel.starve_ns, -1 never */
 
   /* policy-private area, laid out by the policy */
   _Alignas(8) unsigned char priv[PS_TASK_PRIV];

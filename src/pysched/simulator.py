@@ -25,6 +25,7 @@ from .policy import build
 from .policy.base import _run_interruptibly, definition
 from .policy.registry import _simulator_info, check_params, policy_info, resolve
 from .results import frames
+from .results import invariants as _invariants
 from .results import ftrace as _ftrace
 from .results import perfetto as _perfetto
 
@@ -604,6 +605,28 @@ class Simulator:
         reused after exits), exited_kept / exited_dropped (records of exited
         tasks), starving_expiries, dropped trace records."""
         return self._core.counters()
+
+    def watch(self, idle_while_waiting_ms=0, starvation_ms=None, *, stop_on=()):
+        """Watch the behaviour invariants from now (sim.invariants() reports
+        them): work conservation -- a CPU idle while a task that may run on
+        it waits, for longer than idle_while_waiting_ms -- and starvation --
+        a runnable task that waits for a CPU longer than starvation_ms
+        (None: no threshold; each task's longest wait is kept anyway).
+        stop_on: "work_conservation" and/or "starvation": a run stops at
+        the instant that one is broken, raising InvariantError that names
+        the instant, the CPUs and the task.  A run is the same whole, in
+        chunks or stepped, watched or not (stopping aside); watching costs
+        a look at the CPUs each instant a task waits, and stop_on turns
+        batched and deferred ticks off and, for starvation, looks at the
+        waiting tasks each instant.  See docs/guide/invariants.md."""
+        _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on)
+
+    def invariants(self):
+        """The behaviour invariants up to now: a pysched.results.invariants.
+        Invariants (work conservation since sim.watch(), each task's
+        longest wait and first starvation, its CPU time against what its
+        policy charged, the spread of shares among tasks of equal nice)."""
+        return _invariants.report(self)
 
     def check(self):
         """Check the engine's and the policy's invariants (InvariantError, an

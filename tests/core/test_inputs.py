@@ -507,6 +507,8 @@ ENTRY_POINTS = [
     ("results.plot.shares", "int",
      lambda I: plotted(lambda s, ax: ps.plot.shares(s, tasks=I(1), ax=ax))),
     ("results.plot.task_color", "int", lambda I: ps.plot.task_color(I(3))),
+    ("simulator.Simulator.watch", "number", lambda I: after(lambda s: (s.watch(
+        idle_while_waiting_ms=I(2), starvation_ms=I(50)), repr(s.invariants()))[1])),
     ("search.space.Op", "int", lambda I: ps.search.Op("run", I(900))),
     ("search.space.TaskSpec", "int", lambda I: ps.search.TaskSpec(body=[("run", I(9))], nice=I(5))),
     ("search.space.hog", "int", lambda I: ps.search.hog(nice=I(5))),
@@ -583,6 +585,7 @@ NO_INT_ARGUMENT = {
     "search.result.SearchResult.rtapp", "search.result.SearchResult.simulator",
     "search.result.SearchResult.snippet", "search.result.SearchResult.tasks",
     "search.result.SearchResult.write_rtapp",
+    "simulator.Simulator.invariants",
 }
 
 

@@ -18,7 +18,8 @@ decoding by hand:
   task whose record was dropped, see ``keep_exited``);
 - ``cpus_allowed`` is the bit mask as a uint64, as in sim.stats();
 - what the arrays mark with a sentinel is missing (NA, or NaN for floats):
-  ``exit_s`` of a live task, ``ppid`` of a task spawned from Python, and in
+  ``exit_s`` of a live task, ``starved_s`` of a task never starved,
+  ``ppid`` of a task spawned from Python, and in
   the event log whatever pysched.EVENT_FIELDS says a kind does not use, or
   -1 (a wakeup from interrupt context has no waker).
 
@@ -106,8 +107,8 @@ def stats(sim):
             columns[f] = _nullable(pd, v, v == 0)
         elif f == "on_rq":
             columns[f] = v.astype(bool)
-        elif f == "exit_ns":
-            columns["exit_s"] = np.where(exited, _seconds(v), np.nan)
+        elif f in ("exit_ns", "starved_ns"):
+            columns[_seconds_column(f)] = np.where(v >= 0, _seconds(v), np.nan)
         else:
             columns[_seconds_column(f)] = _seconds(v) if f.endswith("_ns") else v
     return pd.DataFrame(columns, index=pd.Index(st["pid"], name="pid"))

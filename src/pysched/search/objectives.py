@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..policy.registry import policy_info
+from ..results.invariants import charged_ns, family
 
 # the package's own: the public names are pysched.search's
 __all__ = []
@@ -18,10 +18,6 @@ NICE_WEIGHT = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11
                9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
                1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
                110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
-
-# the policies that charge a task the nanoseconds it ran (update_curr);
-# every other one charges the tick it is found running at
-NS_CHARGED = ("cfs", "eevdf")
 
 
 @dataclass(frozen=True)
@@ -44,11 +40,7 @@ class Run:
         """Each task's CPU time as its policy charged it, over the run's
         length: the ticks it was found running at for the tick-sampled
         policies, the nanoseconds it ran for CFS and EEVDF."""
-        info = policy_info(self.preset)
-        family = info.get("policy") if isinstance(info, dict) else None
-        if family in NS_CHARGED:
-            return self.share()
-        return self.stats["cpu_ticks"] * self.tick_ns / self.window_ns
+        return charged_ns(family(self.preset), self.stats, self.tick_ns) / self.window_ns
 
     def mask(self):
         return np.isin(self.stats["pid"], self.searched)
