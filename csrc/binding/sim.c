@@ -474,6 +474,35 @@ static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
   return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_AFFINITY, .mask = mask});
 }
 
+/* policy_call(op, args): a request of the policy's own (psHooks.control),
+ * up to 4 int64 arguments; returns its 4 results */
+static PyObject *Sim_policy_call(SimObject *self, PyObject *args) {
+  READY_TO_CHANGE(self);
+  int op;
+  PyObject *seq;
+  if (!PyArg_ParseTuple(args, "iO!", &op, &PyTuple_Type, &seq)) return NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  if (n > 4) {
+    PyErr_Format(PyExc_ValueError, "a policy call takes at most 4 arguments, not %zd", n);
+    return NULL;
+  }
+  int64_t a[4] = {0, 0, 0, 0}, out[4] = {0, 0, 0, 0};
+  for (Py_ssize_t k = 0; k < n; k++) {
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, k));
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    a[k] = v;
+  }
+  if (sim_broken(self)) return NULL;
+  char err[PS_ERRLEN];
+  self->busy = 1;
+  int rc = ps_policy_control(&self->m, &self->d, op, a, (int)n, out, err, sizeof err);
+  self->busy = 0;
+  if (call_failed(self)) return NULL;
+  if (rc) return raise_value(err);
+  return Py_BuildValue("(LLLL)", (long long)out[0], (long long)out[1], (long long)out[2],
+                       (long long)out[3]);
+}
+
 /* copy(instance=None): an independent twin; a Python policy's twin is
  * attached to `instance`, the caller's copy of the policy instance. */
 static PyObject *Sim_copy(SimObject *self, PyObject *args) {
@@ -604,6 +633,8 @@ static PyMethodDef Sim_methods[] = {
     {"post", (PyCFunction)Sim_post, METH_VARARGS, "post a channel n times (waker: none)"},
     {"setscheduler", (PyCFunction)Sim_setscheduler, METH_VARARGS, "sched_setscheduler"},
     {"set_affinity", (PyCFunction)Sim_set_affinity, METH_VARARGS, "set_cpus_allowed"},
+    {"policy_call", (PyCFunction)Sim_policy_call, METH_VARARGS,
+     "policy_call(op, args): a request of the policy's own, 4 results"},
     {"task", (PyCFunction)Sim_task, METH_O, "dict of a task's fields"},
     {"table_shape", (PyCFunction)Sim_table_shape, METH_NOARGS,
      "(field names, rows, name width) of the task table"},

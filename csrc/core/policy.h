@@ -245,6 +245,15 @@ typedef struct psHooks {
    * be safe on a state loaded from a damaged snapshot: check indices before
    * following them.  Default: none. */
   int (*check)(const psModel *m, const psData *d, char *err, int errlen);
+
+  /* A request of the policy's own from Python between steps
+   * (sim.policy_call: the fair policies' task groups), op and nargs int64
+   * arguments (at most 4), up to 4 results in out; every CPU's deferred
+   * ticks are applied first, and a CPU the request reschedules switches
+   * as the run resumes.  0, or -1 with a message naming the value and its
+   * allowed range.  Default: -1, the policy has no such requests. */
+  int (*control)(const psModel *m, psData *d, int op, const int64_t *args, int nargs, int64_t *out,
+                 char *err, int errlen);
 } psHooks;
 
 struct psPolicy {

@@ -74,6 +74,13 @@ static int default_check_init(const psModel *m, const psTask *t, char *err, int 
 
 static void default_retune(const psModel *m, psData *d) {}
 
+static int default_control(const psModel *m, psData *d, int op, const int64_t *args, int nargs,
+                           int64_t *out, char *err, int errlen) {
+  snprintf(err, errlen, "policy %s takes no policy calls (task groups are the fair presets')",
+           m->policy->name);
+  return -1;
+}
+
 int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   const psHooks *h = &pol->hooks;
   const char *missing = !h->task_spawn ? "task_spawn"
@@ -103,6 +110,7 @@ int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   DEFAULT(check);
   DEFAULT(check_init);
   DEFAULT(retune);
+  DEFAULT(control);
 #undef DEFAULT
   return 0;
 }

@@ -309,6 +309,9 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
  * is counted for the next wait.  0, or -1 with err (no such channel, n out
  * of 1..2^31-1). */
 int ps_post_from_python(const psModel *m, psData *d, int chan, int64_t n, char *err, int errlen);
+/* A policy's own request (psHooks.control) from Python; 0, or -1 with err. */
+int ps_policy_control(const psModel *m, psData *d, int op, const int64_t *args, int nargs,
+                      int64_t *out, char *err, int errlen);
 /* ---- snapshots (snapshot.c) ---- */
 /* The model and state as one malloc'd byte string; 0 or -1 (no memory). */
 int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, size_t *len);

@@ -507,3 +507,14 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
   }
   return 0;
 }
+
+int ps_policy_control(const psModel *m, psData *d, int op, const int64_t *args, int nargs,
+                      int64_t *out, char *err, int errlen) {
+  if (nargs < 0 || nargs > 4) {
+    snprintf(err, errlen, "a policy call takes 0..4 arguments, not %d", nargs);
+    return -1;
+  }
+  /* the request may act on any CPU: each one's deferred ticks first */
+  for (int c = 0; c < m->ncpu; c++) ps_catch_up(m, d, c);
+  return m->hooks.control(m, d, op, args, nargs, out, err, errlen);
+}

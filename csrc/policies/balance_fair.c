@@ -83,10 +83,9 @@ int fair_select_task_rq_rt(const psModel *m, psData *d, psTask *p) {
 }
 
 void fair_move_queued(const psModel *m, psData *d, psTask *p, int dest) {
-  const fair_class *c = fair_class_of(m);
-  c->dequeue_entity(m, d, p, 0);
+  fair_dequeue_task(m, d, p, 0);
   fair_set_task_cpu(m, d, p, dest);
-  c->enqueue_entity(m, d, p, ENQUEUE_MIGRATED);
+  fair_enqueue_task(m, d, p, ENQUEUE_MIGRATED);
   if (fair_check_preempt_curr(m, d, p, 0)) ps_resched_cpu(d, dest);
 }
 

@@ -107,22 +107,22 @@ void fair_configure_common(psModel *m, int p0) {
 
 static int eevdf(const psModel *m) { return fair_class_of(m)->key == FAIR_KEY_DEADLINE; }
 
-void fair_tree_enqueue(const psModel *m, psData *d, int cpu, int32_t i) {
-  fair_rq *rq = FRQ(m, d, cpu);
-  fair_se *se = SE(&d->task[i]);
+void fair_tree_enqueue(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = fair_ent(m, d, i);
   /* avg_vruntime_add (EEVDF only keeps V) */
   if (eevdf(m)) {
     rq->avg_vruntime = s64_add(rq->avg_vruntime, s64_mul(entity_key(rq, se), se->weight));
     rq->avg_load += se->weight;
   }
-  fair_tree t = fair_tree_of(m, d, cpu);
+  fair_tree t = fair_tree_of(m, d, q);
   fair_rb_insert(&t, i);
 }
 
-void fair_tree_dequeue(const psModel *m, psData *d, int cpu, int32_t i) {
-  fair_rq *rq = FRQ(m, d, cpu);
-  fair_se *se = SE(&d->task[i]);
-  fair_tree t = fair_tree_of(m, d, cpu);
+void fair_tree_dequeue(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = fair_ent(m, d, i);
+  fair_tree t = fair_tree_of(m, d, q);
   fair_rb_erase(&t, i);
   if (eevdf(m)) {
     rq->avg_vruntime = s64_add(rq->avg_vruntime, -s64_mul(entity_key(rq, se), se->weight));
@@ -130,9 +130,9 @@ void fair_tree_dequeue(const psModel *m, psData *d, int cpu, int32_t i) {
   }
 }
 
-void fair_account_enqueue(const psModel *m, psData *d, int cpu, psTask *p) {
-  fair_rq *rq = FRQ(m, d, cpu);
-  fair_se *se = SE(p);
+void fair_account_enqueue(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = fair_ent(m, d, i);
   rq->load += se->weight;
   rq->nr_running++;
   if (se->sched_delayed) rq->nr_delayed++;
@@ -140,9 +140,9 @@ void fair_account_enqueue(const psModel *m, psData *d, int cpu, psTask *p) {
   se->list_stamp = ++rq->list_seq;
 }
 
-void fair_account_dequeue(const psModel *m, psData *d, int cpu, psTask *p) {
-  fair_rq *rq = FRQ(m, d, cpu);
-  fair_se *se = SE(p);
+void fair_account_dequeue(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = fair_ent(m, d, i);
   rq->load -= se->weight;
   rq->nr_running--;
   if (se->sched_delayed) rq->nr_delayed--;
@@ -155,14 +155,14 @@ static void avg_with_curr(const psModel *m, const psData *d, const fair_rq *rq, 
   *avg = rq->avg_vruntime;
   *load = rq->avg_load;
   if (rq->curr >= 0 && rq->curr_on_rq) {
-    const fair_se *c = SEc(&d->task[rq->curr]);
+    const fair_se *c = fair_ent(m, d, rq->curr);
     *avg = s64_add(*avg, s64_mul(entity_key(rq, c), c->weight));
     *load += c->weight;
   }
 }
 
-uint64_t fair_avg_vruntime(const psModel *m, const psData *d, int cpu) {
-  const fair_rq *rq = FRQ(m, d, cpu);
+uint64_t fair_avg_vruntime(const psModel *m, const psData *d, int q) {
+  const fair_rq *rq = CFSQ(m, d, q);
   int64_t avg, load;
   avg_with_curr(m, d, rq, &avg, &load);
   if (load) {
@@ -173,8 +173,8 @@ uint64_t fair_avg_vruntime(const psModel *m, const psData *d, int cpu) {
   return rq->min_vruntime + (uint64_t)avg;
 }
 
-int fair_vruntime_eligible(const psModel *m, const psData *d, int cpu, uint64_t vruntime) {
-  const fair_rq *rq = FRQ(m, d, cpu);
+int fair_vruntime_eligible(const psModel *m, const psData *d, int q, uint64_t vruntime) {
+  const fair_rq *rq = CFSQ(m, d, q);
   int64_t avg, load;
   avg_with_curr(m, d, rq, &avg, &load);
   return avg >= s64_mul(vdiff(vruntime, rq->min_vruntime), load);
@@ -182,16 +182,16 @@ int fair_vruntime_eligible(const psModel *m, const psData *d, int cpu, uint64_t 
 
 int32_t fair_first(const fair_rq *rq) { return rq->leftmost; }
 
-void fair_update_min_vruntime(const psModel *m, psData *d, int cpu, int with_avg) {
-  fair_rq *rq = FRQ(m, d, cpu);
+void fair_update_min_vruntime(const psModel *m, psData *d, int q, int with_avg) {
+  fair_rq *rq = CFSQ(m, d, q);
   uint64_t vruntime = rq->min_vruntime;
   int curr = rq->curr >= 0 && rq->curr_on_rq;
-  if (curr) vruntime = SE(&d->task[rq->curr])->vruntime;
+  if (curr) vruntime = fair_ent(m, d, rq->curr)->vruntime;
   if (rq->root >= 0) {
     /* EEVDF's tree is by deadline: the root's augment holds the smallest
      * vruntime (6.12); CFS's leftmost is its smallest (6.5) */
-    uint64_t first = with_avg ? SE(&d->task[rq->root])->min_vruntime
-                              : SE(&d->task[rq->leftmost])->vruntime;
+    uint64_t first = with_avg ? fair_ent(m, d, rq->root)->min_vruntime
+                              : fair_ent(m, d, rq->leftmost)->vruntime;
     vruntime = curr ? min_vruntime_of(vruntime, first) : first;
   }
   /* ensure we never gain time by being placed backwards */

@@ -19,9 +19,24 @@
  * did_preempt_short); the sched_prio_to_weight / sched_prio_to_wmult tables
  * of core.c; docs/schedulers/cfs.md (§2: the weights) and eevdf.md.
  *
- * Simplifications, stated once: no cgroups (one cfs_rq per CPU, every
- * entity a task), no autogroup, no PELT (the balancer weighs runqueues by
- * their instantaneous load.weight), no SCHED_BATCH / SCHED_IDLE, no
+ * Task groups (CONFIG_FAIR_GROUP_SCHED, fair_group.c): the root cfs_rq is
+ * each CPU's fair_rq; a group has a cfs_rq and a group entity per CPU
+ * (fair_cpu.grp), and every cfs_rq-level function takes a cfs_rq id q
+ * (FAIR_Q: the CPU, and the group in the upper bits; q == cpu for the
+ * root) and an entity id (a task slot, or FAIR_GSE + q for the entity of
+ * group cfs_rq q).  Without groups every entity is a task on its CPU's
+ * root cfs_rq and nothing else changes.
+ *
+ * Simplifications, stated once: no PELT -- where the kernel uses load_avg
+ * (calc_group_shares' tg->load_avg and cfs_rq->avg.load_avg) the
+ * instantaneous load.weight is used, so a group's entity weighs
+ * tg->shares * (this CPU's group load) / (the group's load on every CPU),
+ * clamped to MIN_SHARES .. tg->shares (exactly tg->shares for a group that
+ * lives on one CPU), an emptied group's entity falls to MIN_SHARES at once
+ * instead of decaying, and the balancer weighs runqueues by their
+ * instantaneous load.weight; a group entity's weight is kept in the 1024
+ * scale (the kernel's scale_load keeps 10 more bits); at most
+ * FAIR_MAX_GROUPS - 1 groups; no SCHED_BATCH / SCHED_IDLE, no
  * bandwidth control, no HRTICK (slices end at ticks, as with the feature's
  * default off); the time a context switch costs (switch_cost_ns) is charged
  * to the task that runs, as rq_clock_task would not. */
@@ -59,7 +74,8 @@ typedef struct fair_se {
 } fair_se;
 
 /* The per-CPU runqueue: the cfs_rq, a real-time list beside it, and the
- * balancer's state. */
+ * balancer's state; a group's cfs_rq is one too (its real-time and
+ * balancer fields unused). */
 typedef struct fair_rq {
   int32_t root, leftmost;         /* tasks_timeline */
   int32_t curr;                   /* cfs_rq->curr (task index), -1 none */
@@ -84,7 +100,47 @@ typedef struct fair_rq {
   uint32_t nr_balance_failed;
   int64_t nr_balance_pulls;       /* tasks this CPU pulled */
   int64_t nr_wakeup_migrations;   /* wakeups and forks placed on this CPU from another */
+  /* the root's rq->cfs.h_nr_running less its own runnable entities: the
+   * tasks queued below group entities less those entities (fair_group.c
+   * keeps it; 0 without groups) */
+  int32_t h_adj;
+  int32_t pad;
 } fair_rq;
+
+/* ---- task groups (fair_group.c) ---- */
+#define FAIR_MAX_GROUPS 16         /* task groups, the root (0) included */
+#define FAIR_GSE 0x40000000        /* entity ids from here: FAIR_GSE + q, the entity of cfs_rq q */
+#define FAIR_MIN_SHARES 2          /* MIN_SHARES */
+#define FAIR_MAX_SHARES 262144     /* MAX_SHARES: 1 << 18 */
+/* cfs_rq id of group g's cfs_rq on cpu (g 0: the root) */
+static inline int FAIR_Q(int cpu, int g) { return cpu | (g << 16); }
+static inline int fair_q_cpu(int q) { return q & 0xffff; }
+static inline int fair_q_group(int q) { return q >> 16; }
+
+/* struct task_group: the hierarchy and cpu.shares (1024 scale), in CPU 0's area */
+typedef struct fair_tg {
+  int32_t parent;                 /* -1 for the root and for a free slot */
+  int32_t shares;                 /* tg->shares, scale_load_down: 2 .. 262144 */
+  int32_t depth;                  /* se->depth of its entities: 1 below the root */
+  int32_t used;                   /* 1 once made */
+} fair_tg;
+
+/* A group's per-CPU part: its cfs_rq (tg->cfs_rq[cpu]) and its entity (tg->se[cpu]). */
+typedef struct fair_grq {
+  fair_rq cfs;
+  fair_se se;
+  int32_t on_rq;                  /* se->on_rq */
+  int32_t pad;
+} fair_grq;
+
+/* The policy's runqueue area of a CPU. */
+typedef struct fair_cpu {
+  fair_rq rq;                     /* first: FRQ's root cfs_rq */
+  int32_t ngroups;                /* CPU 0: groups made (slots 1 .. ngroups - 1 used) */
+  int32_t spawn_group;            /* CPU 0: the group of tasks spawned from Python */
+  fair_tg tg[FAIR_MAX_GROUPS];    /* CPU 0: the task groups; slot 0 the root */
+  fair_grq grp[FAIR_MAX_GROUPS];  /* slot 0 unused: the root's cfs_rq is rq */
+} fair_cpu;
 
 /* enqueue/dequeue flags (kernel/sched/sched.h) */
 enum {
@@ -102,26 +158,29 @@ enum {
 /* wake flags */
 enum { WF_SYNC = 0x10, WF_FORK = 0x08 };
 
-/* How a member implements the class (the parts of its fair.c that differ). */
+/* How a member implements the class (the parts of its fair.c that differ).
+ * q is a cfs_rq id (FAIR_Q), i an entity id (a task slot or a group
+ * entity); the walks over the hierarchy (for_each_sched_entity) are
+ * fair_group.c's and call these per level. */
 typedef struct fair_class {
   int key;  /* FAIR_KEY_*: what its tree is sorted by */
-  /* update_curr() of cpu's cfs_rq, at d->now_ns */
-  void (*update_curr)(const psModel *m, psData *d, int cpu);
-  /* enqueue_entity(cfs_rq, se, flags) for task p on p->cpu */
-  void (*enqueue_entity)(const psModel *m, psData *d, psTask *p, int flags);
+  /* update_curr() of cfs_rq q, at d->now_ns */
+  void (*update_curr)(const psModel *m, psData *d, int q);
+  /* enqueue_entity(cfs_rq, se, flags) */
+  void (*enqueue_entity)(const psModel *m, psData *d, int q, int32_t i, int flags);
   /* dequeue_entity(cfs_rq, se, flags); 0 when it only delayed the dequeue */
-  int (*dequeue_entity)(const psModel *m, psData *d, psTask *p, int flags);
-  /* pick_next_entity with cfs_rq->curr considered: a task index, or -1
+  int (*dequeue_entity)(const psModel *m, psData *d, int q, int32_t i, int flags);
+  /* pick_next_entity with cfs_rq->curr considered: an entity id, or -1
    * when what it picked was a delayed entity it then dequeued (pick again) */
-  int32_t (*pick_next_entity)(const psModel *m, psData *d, int cpu);
+  int32_t (*pick_next_entity)(const psModel *m, psData *d, int q);
   /* set_next_entity / put_prev_entity */
-  void (*set_next_entity)(const psModel *m, psData *d, int cpu, int32_t i);
-  void (*put_prev_entity)(const psModel *m, psData *d, int cpu, int32_t i);
+  void (*set_next_entity)(const psModel *m, psData *d, int q, int32_t i);
+  void (*put_prev_entity)(const psModel *m, psData *d, int q, int32_t i);
   /* check_preempt_wakeup for a fair task p just enqueued on a CPU running
    * a fair task; 1 to reschedule */
   int (*check_preempt_wakeup)(const psModel *m, psData *d, psTask *p, int wake_flags);
-  /* task_tick_fair's entity_tick for the CPU's running fair task */
-  void (*entity_tick)(const psModel *m, psData *d, int cpu);
+  /* entity_tick of cfs_rq q's curr (task_tick_fair calls it at each level) */
+  void (*entity_tick)(const psModel *m, psData *d, int q);
   /* yield_task_fair (sys_sched_yield then calls schedule()) */
   void (*yield_task)(const psModel *m, psData *d, psTask *p);
   /* task_fork_fair and wake_up_new_task's enqueue: place the new task p
@@ -131,31 +190,116 @@ typedef struct fair_class {
   /* a sleeping task moves from CPU `from` to p->cpu as it is woken there
    * (migrate_task_rq_fair for TASK_WAKING); returns the extra enqueue flags */
   int (*migrate_wakee)(const psModel *m, psData *d, psTask *p, int from);
-  /* reweight_entity for a task off its queue (set_user_nice between
-   * dequeue and enqueue), new weight w */
-  void (*reweight)(const psModel *m, psData *d, psTask *p, uint32_t w);
+  /* reweight_entity(cfs_rq q, se i, w): for a task off its queue
+   * (set_user_nice between dequeue and enqueue) or a group entity, queued
+   * or not (update_cfs_group) */
+  void (*reweight_entity)(const psModel *m, psData *d, int q, int32_t i, uint32_t w);
   /* a task leaves the fair class (switched_from_fair) or joins it
    * (switched_to_fair) while not queued; may be NULL */
   void (*detach)(const psModel *m, psData *d, psTask *p);
   void (*attach)(const psModel *m, psData *d, psTask *p);
-  /* wakeup of an entity whose dequeue was delayed (ttwu_runnable's
-   * requeue); NULL when the member never delays */
-  void (*requeue_delayed)(const psModel *m, psData *d, psTask *p);
+  /* requeue_delayed_entity of entity i on cfs_rq q (a delayed task woken,
+   * or a delayed group entity whose group gets a task); NULL when the
+   * member never delays */
+  void (*requeue_delayed)(const psModel *m, psData *d, int q, int32_t i);
+  /* set_next_buddy(se) as a sleeping task's group stays queued
+   * (dequeue_entities); NULL when the member's pick reads no next buddy */
+  void (*set_next_buddy)(const psModel *m, psData *d, int32_t i);
 } fair_class;
+
+/* ---- the hierarchy (fair_group.c) ---- */
+/* the group entity whose cfs_rq is q (group_cfs_rq's owner), -1 for a root cfs_rq */
+static inline int32_t fair_group_entity(int q) { return fair_q_group(q) ? FAIR_GSE + q : -1; }
+/* parent_entity(se): -1 at the root */
+int32_t fair_parent_entity(const psModel *m, const psData *d, int32_t i);
+/* se->on_rq of a group entity (0 for a task: the members ask only of groups) */
+int fair_group_on_rq(const psModel *m, const psData *d, int32_t i);
+void fair_set_on_rq(const psModel *m, psData *d, int32_t i, int on);
+/* find_matching_se: se and pse moved up to one cfs_rq, whose id it returns */
+int fair_find_matching_se(const psModel *m, const psData *d, int32_t *se, int32_t *pse);
+/* update_cfs_group(se): a group entity's weight from calc_group_shares,
+ * reweighted if it changed; nothing for a task (or -1) */
+void fair_update_cfs_group(const psModel *m, psData *d, int32_t i);
+/* enqueue_task_fair: task p (p->cpu set) and its groups' entities up to
+ * the first one already queued */
+void fair_enqueue_task(const psModel *m, psData *d, psTask *p, int flags);
+/* dequeue_entities from entity i (a task, or a delayed group entity
+ * picked): up while each cfs_rq empties; 0 when a task's dequeue was
+ * only delayed */
+int fair_dequeue_entities(const psModel *m, psData *d, int32_t i, int flags);
+static inline int fair_dequeue_task(const psModel *m, psData *d, psTask *p, int flags) {
+  return fair_dequeue_entities(m, d, ps_index(d, p), flags);
+}
+/* ttwu_runnable's requeue of a delayed task (enqueue_task with ENQUEUE_DELAYED) */
+void fair_requeue_task(const psModel *m, psData *d, psTask *p);
+/* pick_next_task_fair's entity choice on cpu: down the groups, then
+ * set_next_entity / put_prev_entity on the levels that change; the task's
+ * slot, or -1 when a delayed entity was flushed (pick again) */
+int32_t fair_pick_task(const psModel *m, psData *d, int cpu);
+/* put_prev_task_fair: every level's cfs_rq->curr of cpu, bottom up */
+void fair_put_prev_task(const psModel *m, psData *d, int cpu);
+/* set_next_task_fair: task p's entity and its groups' as each level's curr */
+void fair_set_next_task(const psModel *m, psData *d, psTask *p);
+/* task_tick_fair: entity_tick at each level of cpu's running task */
+void fair_tick_task(const psModel *m, psData *d, int cpu);
+/* psHooks.control: task groups made, moved, weighed and read from Python */
+int fair_control(const psModel *m, psData *d, int op, const int64_t *args, int nargs, int64_t *out,
+                 char *err, int errlen);
+/* fair_invariants.c's part for the groups: every group cfs_rq's tree and
+ * sums, every group entity's place, the shares */
+int fair_check_groups(const psModel *m, const psData *d, int64_t *intree, int64_t *gse_in_trees,
+                      char *err, int errlen);
 
 static inline const fair_class *fair_class_of(const psModel *m) {
   return (const fair_class *)m->policy->family;
 }
 static inline fair_se *SE(psTask *p) { return (fair_se *)p->priv; }
 static inline const fair_se *SEc(const psTask *p) { return (const fair_se *)p->priv; }
+static inline fair_cpu *FCPU(const psModel *m, const psData *d, int cpu) {
+  return (fair_cpu *)ps_rq(m, d, cpu);
+}
 static inline fair_rq *FRQ(const psModel *m, const psData *d, int cpu) {
   return (fair_rq *)ps_rq(m, d, cpu);
 }
+/* the cfs_rq of id q */
+static inline fair_rq *CFSQ(const psModel *m, const psData *d, int q) {
+  fair_cpu *c = FCPU(m, d, fair_q_cpu(q));
+  return fair_q_group(q) ? &c->grp[fair_q_group(q)].cfs : &c->rq;
+}
+/* the entity of id i: a task's, or a group's (FAIR_GSE + the q of its own cfs_rq) */
+static inline fair_se *fair_ent(const psModel *m, const psData *d, int32_t i) {
+  if (i < FAIR_GSE) return (fair_se *)d->task[i].priv;
+  int q = i - FAIR_GSE;
+  return &FCPU(m, d, fair_q_cpu(q))->grp[fair_q_group(q)].se;
+}
+static inline int fair_is_group(int32_t i) { return i >= FAIR_GSE; }
+/* a valid entity id (for checks of a state that may be damaged) */
+static inline int fair_ent_ok(const psModel *m, const psData *d, int32_t i) {
+  if (i >= 0 && i < d->ntask) return 1;
+  if (i < FAIR_GSE) return 0;
+  int q = i - FAIR_GSE;
+  return fair_q_cpu(q) < m->ncpu && fair_q_group(q) >= 1 && fair_q_group(q) < FAIR_MAX_GROUPS;
+}
+/* cfs_rq_of(se): the cfs_rq an entity is queued on */
+static inline int fair_cfs_rq_of(const psModel *m, const psData *d, int32_t i) {
+  if (i < FAIR_GSE) return FAIR_Q(d->task[i].cpu, SEc(&d->task[i])->node.group);
+  int q = i - FAIR_GSE;
+  return FAIR_Q(fair_q_cpu(q), fair_ent(m, d, i)->node.group);
+}
+/* the task groups made, the root included (1 without groups) */
+static inline int fair_ngroups(const psModel *m, const psData *d) {
+  int n = FCPU(m, d, 0)->ngroups;
+  return n < 1 ? 1 : n;
+}
+/* the task the CPU of cfs_rq q runs (for the logs of a group entity's expiry) */
+static inline psTask *fair_task_of(psData *d, int q, int32_t i) {
+  return i < FAIR_GSE ? &d->task[i] : ps_curr(d, fair_q_cpu(q));
+}
 static inline psTask *fair_task(psData *d, int32_t i) { return &d->task[i]; }
 static inline int fair_rt(const psTask *p) { return p->policy != PS_SCHED_NORMAL; }
-static inline fair_tree fair_tree_of(const psModel *m, psData *d, int cpu) {
-  fair_rq *rq = FRQ(m, d, cpu);
-  fair_tree t = {d->task, &rq->root, &rq->leftmost, fair_class_of(m)->key};
+static inline fair_tree fair_tree_of(const psModel *m, psData *d, int q) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_tree t = {m, d, &rq->root, &rq->leftmost, fair_class_of(m)->key};
   return t;
 }
 
@@ -204,18 +348,18 @@ static inline int64_t entity_key(const fair_rq *rq, const fair_se *se) {
   return vdiff(se->vruntime, rq->min_vruntime);
 }
 /* __enqueue_entity / __dequeue_entity: the tree, and (EEVDF) avg_vruntime's sums */
-void fair_tree_enqueue(const psModel *m, psData *d, int cpu, int32_t i);
-void fair_tree_dequeue(const psModel *m, psData *d, int cpu, int32_t i);
+void fair_tree_enqueue(const psModel *m, psData *d, int q, int32_t i);
+void fair_tree_dequeue(const psModel *m, psData *d, int q, int32_t i);
 /* account_entity_enqueue / _dequeue: load and nr_running, and rq->cfs_tasks */
-void fair_account_enqueue(const psModel *m, psData *d, int cpu, psTask *p);
-void fair_account_dequeue(const psModel *m, psData *d, int cpu, psTask *p);
+void fair_account_enqueue(const psModel *m, psData *d, int q, int32_t i);
+void fair_account_dequeue(const psModel *m, psData *d, int q, int32_t i);
 /* avg_vruntime(cfs_rq): V, curr counted while on_rq, floored */
-uint64_t fair_avg_vruntime(const psModel *m, const psData *d, int cpu);
+uint64_t fair_avg_vruntime(const psModel *m, const psData *d, int q);
 /* vruntime_eligible(cfs_rq, v): V >= v without the division's rounding */
-int fair_vruntime_eligible(const psModel *m, const psData *d, int cpu, uint64_t vruntime);
+int fair_vruntime_eligible(const psModel *m, const psData *d, int q, uint64_t vruntime);
 /* update_min_vruntime(cfs_rq); with_avg: also shift avg_vruntime's keys
  * (EEVDF's __update_min_vruntime) */
-void fair_update_min_vruntime(const psModel *m, psData *d, int cpu, int with_avg);
+void fair_update_min_vruntime(const psModel *m, psData *d, int q, int with_avg);
 /* the smallest vruntime in the tree: leftmost's (by vruntime) or the root's augment */
 int32_t fair_first(const fair_rq *rq);
 /* RUN_TO_PARITY's slice protection of curr: the kernel stashes curr's
@@ -257,7 +401,7 @@ extern const psColumn fair_queue_columns[3];
   .wakeup = fair_wakeup, .deactivate = fair_deactivate,                                    \
   .pick_next = fair_pick_next, .tick = fair_tick, .yield = fair_yield,                     \
   .set_nice = fair_set_nice, .set_scheduler = fair_set_scheduler, .migrate = fair_migrate, \
-  .dump = fair_dump, .check = fair_check
+  .dump = fair_dump, .check = fair_check, .control = fair_control
 #define FAIR_QUEUE_COLUMNS .queue_columns = fair_queue_columns, .nqueue_columns = 3
 
 /* check_preempt_curr after p was enqueued on p->cpu: a real-time task
@@ -295,6 +439,13 @@ static inline const fair_derived *FD(const psModel *m) { return (const fair_deri
     "sd->imbalance_pct of the LLC domain: a busy CPU pulls only when the busiest runqueue's "     \
     "load exceeds its own by this much")
 
+/* Task groups' parameter, in both members' tables (read by pysched.groups). */
+#define FAIR_GROUP_PARAMS(X)                                                                       \
+  X(autogroup, 0, 0, 1, 0, "bool",                                                                \
+    "sched_autogroup_enabled (CONFIG_SCHED_AUTOGROUP): 1, every session (spawn(session=...)) "    \
+    "gets a task group of its own, 1024 shares at nice 0; 0, sessions share the root group (a "   \
+    "distribution kernel's default is 1)")
+
 /* How sleeps end, in both members' tables; the engine reads them by name
  * (psModel.hrtimer_param, syscall.c).  2.6.16 on, nanosleep and
  * clock_nanosleep are hrtimers (kernel/time/hrtimer.c, hrtimer_nanosleep),
@@ -331,7 +482,7 @@ void fair_set_task_cpu(const psModel *m, psData *d, psTask *p, int dest);
 /* Number of runnable tasks of cpu's runqueue, both classes, delayed
  * entities excluded (rq->nr_running). */
 static inline uint32_t fair_rq_nr_running(const fair_rq *rq) {
-  return rq->nr_running - rq->nr_delayed + rq->rt_nr_running;
+  return rq->nr_running - rq->nr_delayed + rq->rt_nr_running + (uint32_t)rq->h_adj;
 }
 
 #endif

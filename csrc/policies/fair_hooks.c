@@ -91,9 +91,12 @@ void fair_se_init(psTask *p) {
   fair_se *se = SE(p);
   uint64_t slice = se->slice;
   int32_t custom = se->custom_slice;
+  int16_t group = se->node.group;
   memset(se, 0, sizeof *se);
   se->node.left = se->node.right = se->node.parent = -1;
   se->node.color = FAIR_NODE_OFF;
+  /* its task group: a forked task's is its parent's (cgroup_fork) */
+  se->node.group = group;
   se->weight = fair_nice_weight(p->nice);
   /* a slice asked for with sched_attr.sched_runtime stays (it is
    * inherited across fork, as sched_reset_on_fork is not modelled) */
@@ -146,6 +149,8 @@ int fair_task_spawn(const psModel *m, psData *d, psTask *p) {
   /* a slice given at spawn is a sched_attr.sched_runtime request */
   se->custom_slice = se->slice != 0;
   fair_se_init(p);
+  /* a task spawned from Python joins the group set for spawns */
+  se->node.group = (int16_t)FCPU(m, d, 0)->spawn_group;
   p->static_prio = FAIR_MAX_PRIO - 20 + p->nice;
   p->prio = fair_rt(p) ? rt_prio_of(p->rt_priority) : p->static_prio;
   p->time_slice = 0;
@@ -168,7 +173,7 @@ int fair_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync)
   const fair_class *c = fair_class_of(m);
   if (SE(p)->sched_delayed) {
     /* still queued (DELAY_DEQUEUE): ttwu_runnable requeues it where it is */
-    c->requeue_delayed(m, d, p);
+    fair_requeue_task(m, d, p);
     return fair_check_preempt_curr(m, d, p, 0);
   }
   if (fair_rt(p)) {
@@ -183,7 +188,7 @@ int fair_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync)
     fair_set_task_cpu(m, d, p, cpu);
     ps_count_up(&FRQ(m, d, cpu)->nr_wakeup_migrations);
   }
-  c->enqueue_entity(m, d, p, flags);
+  fair_enqueue_task(m, d, p, flags);
   return fair_check_preempt_curr(m, d, p, sync ? WF_SYNC : 0);
 }
 
@@ -194,7 +199,7 @@ void fair_deactivate(const psModel *m, psData *d, psTask *prev) {
   } else {
     /* an exiting task's TASK_DEAD is a special state (is_special_task_state) */
     int special = prev->state == PS_TASK_ZOMBIE ? DEQUEUE_SPECIAL : 0;
-    fair_class_of(m)->dequeue_entity(m, d, prev, DEQUEUE_SLEEP | special);
+    fair_dequeue_task(m, d, prev, DEQUEUE_SLEEP | special);
   }
 }
 
@@ -203,30 +208,25 @@ void fair_deactivate(const psModel *m, psData *d, psTask *prev) {
  * picked, and is put back only when another one is chosen), then a newly
  * idle balance, then the idle task. */
 psTask *fair_pick_next(const psModel *m, psData *d, int cpu) {
-  const fair_class *c = fair_class_of(m);
   fair_rq *rq = FRQ(m, d, cpu);
   rt_update_curr(m, d, cpu);
   for (;;) {
     if (rq->rt_nr_running) {
-      if (rq->curr >= 0) c->put_prev_entity(m, d, cpu, rq->curr);
+      fair_put_prev_task(m, d, cpu);
       psTask *next = &d->task[rq->rt_head];
       if (next != ps_curr(d, cpu)) SE(next)->exec_start = (uint64_t)d->now_ns;
       return next;
     }
     if (rq->nr_running) {
-      int32_t i = c->pick_next_entity(m, d, cpu);
+      int32_t i = fair_pick_task(m, d, cpu);
       if (i < 0) continue;  /* it flushed a delayed entity: pick again */
-      if (i != rq->curr) {
-        if (rq->curr >= 0) c->put_prev_entity(m, d, cpu, rq->curr);
-        c->set_next_entity(m, d, cpu, i);
-      }
       /* list_move(&p->se.group_node, &rq->cfs_tasks) */
       SE(&d->task[i])->list_stamp = ++rq->list_seq;
       return &d->task[i];
     }
     if (!(FD(m)->balance && fair_newidle_balance(m, d, cpu))) break;
   }
-  if (rq->curr >= 0) c->put_prev_entity(m, d, cpu, rq->curr);
+  fair_put_prev_task(m, d, cpu);
   return &d->task[d->cpu[cpu].idle];
 }
 
@@ -236,7 +236,7 @@ void fair_tick(const psModel *m, psData *d, int cpu) {
     if (fair_rt(p))
       rt_tick(m, d, cpu, p);
     else
-      fair_class_of(m)->entity_tick(m, d, cpu);
+      fair_tick_task(m, d, cpu);
   }
   if (FD(m)->balance) fair_trigger_load_balance(m, d, cpu);
 }
@@ -265,15 +265,16 @@ void fair_set_nice(const psModel *m, psData *d, psTask *p, int nice) {
   int cpu = p->cpu;
   int32_t i = ps_index(d, p);
   fair_rq *rq = FRQ(m, d, cpu);
+  int q = fair_cfs_rq_of(m, d, i);
   int queued = p->on_rq || SE(p)->sched_delayed;
   int running = ps_curr(d, cpu) == p;
   int old_prio = p->prio;
-  if (queued) c->dequeue_entity(m, d, p, DEQUEUE_SAVE);
-  if (running && rq->curr == i) c->put_prev_entity(m, d, cpu, i);
-  c->reweight(m, d, p, fair_nice_weight(nice));
+  if (queued) fair_dequeue_task(m, d, p, DEQUEUE_SAVE);
+  if (running && CFSQ(m, d, q)->curr == i) fair_put_prev_task(m, d, cpu);
+  c->reweight_entity(m, d, q, i, fair_nice_weight(nice));
   set_prio(m, d, p, p->static_prio);
-  if (queued) c->enqueue_entity(m, d, p, ENQUEUE_RESTORE);
-  if (running) c->set_next_entity(m, d, cpu, i);
+  if (queued) fair_enqueue_task(m, d, p, ENQUEUE_RESTORE);
+  if (running) fair_set_next_task(m, d, p);
   /* prio_changed_fair (a delayed entity is asleep: no preemption) */
   if (!p->on_rq || rq->nr_running == 1) return;
   if (running ? p->prio > old_prio : fair_check_preempt_curr(m, d, p, 0)) ps_resched_cpu(d, cpu);
@@ -285,10 +286,10 @@ void fair_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int 
   const fair_class *c = fair_class_of(m);
   int cpu = p->cpu;
   int32_t i = ps_index(d, p);
-  fair_rq *rq = FRQ(m, d, cpu);
+  int q = fair_cfs_rq_of(m, d, i);
   int old_rt = fair_rt(p), new_rt = policy != PS_SCHED_NORMAL;
   /* a sleeping entity whose dequeue was delayed leaves for good first */
-  if (SE(p)->sched_delayed) c->dequeue_entity(m, d, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+  if (SE(p)->sched_delayed) fair_dequeue_task(m, d, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
   int queued = p->on_rq, running = ps_curr(d, cpu) == p;
   int old_prio = p->prio;
   if (queued) {
@@ -296,15 +297,15 @@ void fair_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int 
       rt_update_curr(m, d, cpu);
       rt_unlink(m, d, cpu, i);
     } else {
-      c->dequeue_entity(m, d, p, DEQUEUE_SAVE | DEQUEUE_MOVE);
+      fair_dequeue_task(m, d, p, DEQUEUE_SAVE | DEQUEUE_MOVE);
     }
   }
-  if (running && !old_rt && rq->curr == i) c->put_prev_entity(m, d, cpu, i);
+  if (running && !old_rt && CFSQ(m, d, q)->curr == i) fair_put_prev_task(m, d, cpu);
   if (!old_rt && new_rt && !queued && c->detach) c->detach(m, d, p);
   p->policy = policy;
   p->rt_priority = rt_priority;
   set_prio(m, d, p, new_rt ? rt_prio_of(rt_priority) : p->static_prio);
-  if (old_rt && !new_rt) c->reweight(m, d, p, fair_nice_weight(p->nice));
+  if (old_rt && !new_rt) c->reweight_entity(m, d, q, i, fair_nice_weight(p->nice));
   if (old_rt && !new_rt && !queued && c->attach) c->attach(m, d, p);
   if (new_rt && !old_rt) p->time_slice = (int32_t)FD(m)->rr_timeslice;
   if (!new_rt) p->time_slice = 0;
@@ -314,8 +315,8 @@ void fair_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int 
       rt_link(m, d, cpu, i, old_prio < p->prio);
       if (running) SE(p)->exec_start = (uint64_t)d->now_ns;
     } else {
-      c->enqueue_entity(m, d, p, ENQUEUE_RESTORE | ENQUEUE_MOVE);
-      if (running) c->set_next_entity(m, d, cpu, i);
+      fair_enqueue_task(m, d, p, ENQUEUE_RESTORE | ENQUEUE_MOVE);
+      if (running) fair_set_next_task(m, d, p);
     }
     /* check_class_changed: the running task reschedules, a queued one may preempt */
     if (running || fair_check_preempt_curr(m, d, p, 0)) ps_resched_cpu(d, cpu);
@@ -325,11 +326,9 @@ void fair_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int 
 /* set_cpus_allowed's move of a task that is not running (or of prev as
  * schedule() lets it go) */
 void fair_migrate(const psModel *m, psData *d, psTask *p, int dest) {
-  const fair_class *c = fair_class_of(m);
   int src = p->cpu;
   int32_t i = ps_index(d, p);
-  fair_rq *rq = FRQ(m, d, src);
-  if (rq->curr == i) c->put_prev_entity(m, d, src, i);
+  if (!fair_rt(p) && CFSQ(m, d, fair_cfs_rq_of(m, d, i))->curr == i) fair_put_prev_task(m, d, src);
   if (fair_rt(p)) {
     if (p->on_rq) rt_unlink(m, d, src, i);
     fair_set_task_cpu(m, d, p, dest);
@@ -341,9 +340,9 @@ void fair_migrate(const psModel *m, psData *d, psTask *p, int dest) {
     fair_move_queued(m, d, p, dest);
   } else if (SE(p)->sched_delayed) {
     /* move_queued_task: a delayed entity is still queued, and stays delayed */
-    c->dequeue_entity(m, d, p, 0);
+    fair_dequeue_task(m, d, p, 0);
     fair_set_task_cpu(m, d, p, dest);
-    c->enqueue_entity(m, d, p, ENQUEUE_MIGRATED);
+    fair_enqueue_task(m, d, p, ENQUEUE_MIGRATED);
   } else {
     /* asleep: it will wake there (set_task_cpu, not TASK_WAKING) */
     fair_set_task_cpu(m, d, p, dest);
@@ -361,24 +360,37 @@ static int dump_row(const psData *d, int32_t i, int32_t *out, int n, int max) {
   return n + 1;
 }
 
-/* The queue of `cpu` as schedule() orders it: the RT list, then the fair
- * entities in key order (vruntime for CFS, deadline for EEVDF) with the
- * running one (cfs_rq->curr, outside the tree) at its key's place. */
-int fair_dump(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
-  const fair_rq *rq = FRQ(m, d, cpu);
-  int n = 0, key = fair_class_of(m)->key;
-  for (int32_t i = rq->rt_head; i >= 0 && n < max; i = SEc(&d->task[i])->node.left)
-    n = dump_row(d, i, out, n, max);
+/* The entities of cfs_rq q in key order (vruntime for CFS, deadline for
+ * EEVDF) with the running one (cfs_rq->curr, outside the tree) at its
+ * key's place; a group entity stands for its own cfs_rq's tasks. */
+static int dump_cfs_rq(const psModel *m, const psData *d, int q, int32_t *out, int n, int max);
+static int dump_entity(const psModel *m, const psData *d, int32_t i, int32_t *out, int n, int max) {
+  return fair_is_group(i) ? dump_cfs_rq(m, d, i - FAIR_GSE, out, n, max) : dump_row(d, i, out, n, max);
+}
+static int dump_cfs_rq(const psModel *m, const psData *d, int q, int32_t *out, int n, int max) {
+  const fair_rq *rq = CFSQ(m, d, q);
+  int key = fair_class_of(m)->key;
   int32_t curr = rq->curr >= 0 && rq->curr_on_rq ? rq->curr : -1;
-  uint64_t ck = curr < 0 ? 0 : key ? SEc(&d->task[curr])->deadline : SEc(&d->task[curr])->vruntime;
-  for (int32_t i = rq->leftmost; i >= 0 && n < max; i = fair_rb_next(d->task, i)) {
-    const fair_se *se = SEc(&d->task[i]);
+  const fair_se *cs = curr >= 0 ? fair_ent(m, d, curr) : NULL;
+  uint64_t ck = !cs ? 0 : key ? cs->deadline : cs->vruntime;
+  for (int32_t i = rq->leftmost; i >= 0 && n < max; i = fair_rb_next(m, d, i)) {
+    const fair_se *se = fair_ent(m, d, i);
     if (curr >= 0 && vdiff(ck, key ? se->deadline : se->vruntime) < 0) {
-      n = dump_row(d, curr, out, n, max);
+      n = dump_entity(m, d, curr, out, n, max);
       curr = -1;
     }
-    n = dump_row(d, i, out, n, max);
+    n = dump_entity(m, d, i, out, n, max);
   }
-  if (curr >= 0) n = dump_row(d, curr, out, n, max);
+  if (curr >= 0) n = dump_entity(m, d, curr, out, n, max);
   return n;
+}
+
+/* The queue of `cpu` as schedule() orders it: the RT list, then the fair
+ * entities, a group's tasks where its entity stands. */
+int fair_dump(const psModel *m, const psData *d, int cpu, int32_t *out, int max) {
+  const fair_rq *rq = FRQ(m, d, cpu);
+  int n = 0;
+  for (int32_t i = rq->rt_head; i >= 0 && n < max; i = SEc(&d->task[i])->node.left)
+    n = dump_row(d, i, out, n, max);
+  return dump_cfs_rq(m, d, cpu, out, n, max);
 }

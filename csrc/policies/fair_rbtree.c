@@ -10,8 +10,11 @@
 
 #define NIL (-1)
 
-static inline fair_node *N(const fair_tree *t, int32_t i) { return &SE(&t->task[i])->node; }
-static inline const fair_node *Nc(const psTask *task, int32_t i) { return &SEc(&task[i])->node; }
+static inline fair_se *E(const fair_tree *t, int32_t i) { return fair_ent(t->m, t->d, i); }
+static inline fair_node *N(const fair_tree *t, int32_t i) { return &E(t, i)->node; }
+static inline const fair_node *Nc(const psModel *m, const psData *d, int32_t i) {
+  return &fair_ent(m, d, i)->node;
+}
 
 static uint64_t key_of(const fair_se *se, int key) {
   return key == FAIR_KEY_DEADLINE ? se->deadline : se->vruntime;
@@ -19,18 +22,18 @@ static uint64_t key_of(const fair_se *se, int key) {
 
 /* entity_before / __entity_less: (s64)(a - b) < 0 */
 static int less(const fair_tree *t, int32_t a, int32_t b) {
-  return vdiff(key_of(SE(&t->task[a]), t->key), key_of(SE(&t->task[b]), t->key)) < 0;
+  return vdiff(key_of(E(t, a), t->key), key_of(E(t, b), t->key)) < 0;
 }
 
 static int red(const fair_tree *t, int32_t i) { return i != NIL && N(t, i)->color == FAIR_NODE_RED; }
 
 /* min_vruntime_update: se->min_vruntime = min(se->vruntime, children's) */
 static void augment(const fair_tree *t, int32_t i) {
-  fair_se *se = SE(&t->task[i]);
+  fair_se *se = E(t, i);
   uint64_t v = se->vruntime;
   int32_t c[2] = {se->node.left, se->node.right};
   for (int k = 0; k < 2; k++)
-    if (c[k] != NIL) v = min_vruntime_of(v, SE(&t->task[c[k]])->min_vruntime);
+    if (c[k] != NIL) v = min_vruntime_of(v, E(t, c[k])->min_vruntime);
   se->min_vruntime = v;
 }
 
@@ -138,18 +141,18 @@ void fair_rb_insert(const fair_tree *t, int32_t i) {
   N(t, *t->root)->color = FAIR_NODE_BLACK;
 }
 
-int32_t fair_rb_first(const psTask *task, int32_t i) {
+int32_t fair_rb_first(const psModel *m, const psData *d, int32_t i) {
   if (i == NIL) return NIL;
-  while (Nc(task, i)->left != NIL) i = Nc(task, i)->left;
+  while (Nc(m, d, i)->left != NIL) i = Nc(m, d, i)->left;
   return i;
 }
 
-int32_t fair_rb_next(const psTask *task, int32_t i) {
-  if (Nc(task, i)->right != NIL) return fair_rb_first(task, Nc(task, i)->right);
-  int32_t p = Nc(task, i)->parent;
-  while (p != NIL && Nc(task, p)->right == i) {
+int32_t fair_rb_next(const psModel *m, const psData *d, int32_t i) {
+  if (Nc(m, d, i)->right != NIL) return fair_rb_first(m, d, Nc(m, d, i)->right);
+  int32_t p = Nc(m, d, i)->parent;
+  while (p != NIL && Nc(m, d, p)->right == i) {
     i = p;
-    p = Nc(task, p)->parent;
+    p = Nc(m, d, p)->parent;
   }
   return p;
 }
@@ -212,7 +215,7 @@ static void erase_fixup(const fair_tree *t, int32_t x, int32_t xp) {
 }
 
 void fair_rb_erase(const fair_tree *t, int32_t z) {
-  if (*t->leftmost == z) *t->leftmost = fair_rb_next(t->task, z);
+  if (*t->leftmost == z) *t->leftmost = fair_rb_next(t->m, t->d, z);
   fair_node *zn = N(t, z);
   int32_t x, xp;
   int removed_black;
@@ -222,7 +225,7 @@ void fair_rb_erase(const fair_tree *t, int32_t z) {
     removed_black = zn->color == FAIR_NODE_BLACK;
     replace_child(t, z, x);
   } else {
-    int32_t y = fair_rb_first(t->task, zn->right);
+    int32_t y = fair_rb_first(t->m, t->d, zn->right);
     fair_node *yn = N(t, y);
     removed_black = yn->color == FAIR_NODE_BLACK;
     x = yn->right;
@@ -250,7 +253,7 @@ void fair_rb_erase(const fair_tree *t, int32_t z) {
 
 typedef struct walk {
   const fair_tree *t;
-  int32_t ntask, count, prev;
+  int32_t limit, count, prev;
   char *err;
   int errlen;
 } walk;
@@ -259,7 +262,7 @@ typedef struct walk {
  * black height, or -1 with err set. */
 static int check_subtree(walk *w, int32_t i, int32_t parent, int depth) {
   if (i == NIL) return 1;
-  if (i < 0 || i >= w->ntask || depth > 2 * 32 + 2 || ++w->count > w->ntask) {
+  if (!fair_ent_ok(w->t->m, w->t->d, i) || depth > 2 * 32 + 2 || ++w->count > w->limit) {
     snprintf(w->err, w->errlen, "tree: a link out of range, too deep or a cycle (slot %d)", i);
     return -1;
   }
@@ -285,10 +288,10 @@ static int check_subtree(walk *w, int32_t i, int32_t parent, int depth) {
     snprintf(w->err, w->errlen, "tree: unequal black heights below slot %d", i);
     return -1;
   }
-  const fair_se *se = SE(&w->t->task[i]);
+  const fair_se *se = E(w->t, i);
   uint64_t v = se->vruntime;
-  if (n->left != NIL) v = min_vruntime_of(v, SE(&w->t->task[n->left])->min_vruntime);
-  if (n->right != NIL) v = min_vruntime_of(v, SE(&w->t->task[n->right])->min_vruntime);
+  if (n->left != NIL) v = min_vruntime_of(v, E(w->t, n->left)->min_vruntime);
+  if (n->right != NIL) v = min_vruntime_of(v, E(w->t, n->right)->min_vruntime);
   if (v != se->min_vruntime) {
     snprintf(w->err, w->errlen, "tree: slot %d's min_vruntime is stale", i);
     return -1;
@@ -296,10 +299,11 @@ static int check_subtree(walk *w, int32_t i, int32_t parent, int depth) {
   return hl + (n->color == FAIR_NODE_BLACK);
 }
 
-int fair_rb_check(const fair_tree *t, int32_t ntask, int32_t *count, char *err, int errlen) {
-  walk w = {t, ntask, 0, NIL, err, errlen};
+int fair_rb_check(const fair_tree *t, int32_t *count, char *err, int errlen) {
+  walk w = {t, t->d->ntask + t->m->ncpu * FAIR_MAX_GROUPS, 0, NIL, err, errlen};
   int32_t root = *t->root;
-  if (root < NIL || root >= ntask || *t->leftmost < NIL || *t->leftmost >= ntask) {
+  if ((root != NIL && !fair_ent_ok(t->m, t->d, root)) ||
+      (*t->leftmost != NIL && !fair_ent_ok(t->m, t->d, *t->leftmost))) {
     snprintf(err, errlen, "tree: root or leftmost out of range");
     return -1;
   }
@@ -308,7 +312,7 @@ int fair_rb_check(const fair_tree *t, int32_t ntask, int32_t *count, char *err, 
     return -1;
   }
   if (check_subtree(&w, root, NIL, 0) < 0) return -1;
-  if (*t->leftmost != fair_rb_first(t->task, root)) {
+  if (*t->leftmost != fair_rb_first(t->m, t->d, root)) {
     snprintf(err, errlen, "tree: the cached leftmost is wrong");
     return -1;
   }

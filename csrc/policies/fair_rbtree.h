@@ -2,8 +2,9 @@
  * augmented with the smallest vruntime of each subtree, as the kernel's
  * tasks_timeline (lib/rbtree.c's rb_add_augmented_cached and
  * rb_erase_augmented_cached with kernel/sched/fair.c's min_vruntime_cb).
- * Links are task indices, so a state copies with memcpy; the root and the
- * cached leftmost node live in the policy's runqueue.
+ * Links are entity ids (task indices, or group entities' ids, fair_common.h),
+ * so a state copies with memcpy; the root and the cached leftmost node live
+ * in the cfs_rq.
  *
  * Entities with equal keys keep their order of insertion (a new one goes to
  * the right of its equals, as rb_add does), so the tree's in-order sequence
@@ -13,6 +14,7 @@
 #define PS_FAIR_RBTREE_H
 #include <stdint.h>
 
+#include "policy.h"
 #include "task.h"
 
 /* A node's colour, or where the entity is when it is in no tree. */
@@ -23,10 +25,11 @@ enum {
   FAIR_NODE_RT = 2,    /* on a real-time list: left/right are its next/prev */
 };
 
-/* The links, first in every task's fair_se (fair_common.h). */
+/* The links, first in every entity's fair_se (fair_common.h). */
 typedef struct fair_node {
-  int32_t left, right, parent;  /* task indices, -1 none */
-  int32_t color;                /* FAIR_NODE_* */
+  int32_t left, right, parent;  /* entity ids (fair_common.h: task slots, or FAIR_GSE + q), -1 none */
+  int16_t color;                /* FAIR_NODE_* */
+  int16_t group;                /* the task group whose cfs_rq holds the entity (0: the root) */
 } fair_node;
 
 /* What the tree is sorted by: vruntime (CFS) or deadline (EEVDF, since 6.9;
@@ -34,7 +37,8 @@ typedef struct fair_node {
 enum { FAIR_KEY_VRUNTIME = 0, FAIR_KEY_DEADLINE = 1 };
 
 typedef struct fair_tree {
-  psTask *task;      /* the task slots */
+  const psModel *m;  /* the entities: task slots and group entities (fair_ent) */
+  psData *d;
   int32_t *root;     /* the runqueue's root and leftmost */
   int32_t *leftmost;
   int key;           /* FAIR_KEY_* */
@@ -44,15 +48,15 @@ typedef struct fair_tree {
 void fair_rb_insert(const fair_tree *t, int32_t i);
 /* Remove slot i, which is in this tree. */
 void fair_rb_erase(const fair_tree *t, int32_t i);
-/* The next slot in key order, or -1. */
-int32_t fair_rb_next(const psTask *task, int32_t i);
-/* The leftmost slot of the subtree at i (-1 for an empty subtree). */
-int32_t fair_rb_first(const psTask *task, int32_t i);
+/* The next entity in key order, or -1. */
+int32_t fair_rb_next(const psModel *m, const psData *d, int32_t i);
+/* The leftmost entity of the subtree at i (-1 for an empty subtree). */
+int32_t fair_rb_first(const psModel *m, const psData *d, int32_t i);
 
-/* The tree's invariants: links in 0..ntask-1 and mutually consistent, no
+/* The tree's invariants: links valid entity ids (fair_ent_ok) and mutually consistent, no
  * cycle, keys in order, no red node with a red child, equal black heights,
  * every subtree's min_vruntime right, leftmost right; *count is set to the
  * number of nodes.  0, or -1 with a message.  Safe on a damaged state. */
-int fair_rb_check(const fair_tree *t, int32_t ntask, int32_t *count, char *err, int errlen);
+int fair_rb_check(const fair_tree *t, int32_t *count, char *err, int errlen);
 
 #endif

@@ -47,7 +47,8 @@
     "LAST_BUDDY: prefer to return the CPU to the task a wakeup preempted")                        \
   X(base_slice, 1, 0, 1, 0, "bool", "BASE_SLICE: no slice shorter than min_granularity")          \
   FAIR_BALANCE_PARAMS(X)                                                                          \
-  FAIR_TIMER_PARAMS(X)
+  FAIR_TIMER_PARAMS(X)                                                                            \
+  FAIR_GROUP_PARAMS(X)
 
 enum {
 #define CFS_ENUM(name, ...) CFS_##name,
@@ -64,7 +65,7 @@ enum {
 enum { D_LATENCY, D_MIN_GRAN, D_WAKEUP_GRAN, D_NR_LATENCY };
 #define SYSCTL(m, k) ((uint64_t)FD(m)->member[k])
 
-static inline fair_se *se_of(psData *d, int32_t i) { return SE(&d->task[i]); }
+#define se_of(d, i) fair_ent(m, d, i)
 static int entity_before(const fair_se *a, const fair_se *b) { return vdiff(a->vruntime, b->vruntime) < 0; }
 
 /* __sched_period: the period stretches past sched_nr_latency tasks */
@@ -84,13 +85,34 @@ static uint64_t sched_slice_of(const psModel *m, uint64_t nr_running, uint64_t l
   return slice;
 }
 
-static uint64_t sched_slice(const psModel *m, psData *d, int cpu, int32_t i, int on_rq) {
-  fair_rq *rq = FRQ(m, d, cpu);
-  return sched_slice_of(m, rq->nr_running, rq->load, se_of(d, i)->weight, on_rq);
+/* sched_slice(cfs_rq q, se i): the period over rq->cfs.h_nr_running
+ * (ALT_PERIOD), divided by the entity's share of its cfs_rq at every level
+ * up to the root (for_each_sched_entity) */
+static uint64_t sched_slice(const psModel *m, psData *d, int q, int32_t i, int on_rq) {
+  if (!fair_q_group(q)) {
+    fair_rq *rq = CFSQ(m, d, q);
+    return sched_slice_of(m, rq->nr_running, rq->load, se_of(d, i)->weight, on_rq);
+  }
+  const fair_rq *root = FRQ(m, d, fair_q_cpu(q));
+  uint64_t slice = sched_period(m, (uint64_t)((int64_t)root->nr_running + root->h_adj) + !on_rq);
+  for (int32_t e = i; e >= 0;) {
+    const fair_rq *rq = CFSQ(m, d, q);
+    uint64_t load = rq->load;
+    uint32_t w = se_of(d, e)->weight;
+    if (!on_rq) load += w;
+    slice = fair_calc_delta(slice, w, fair_inv_weight(load));
+    e = fair_group_entity(q);
+    if (e >= 0) {
+      q = fair_cfs_rq_of(m, d, e);
+      on_rq = fair_group_on_rq(m, d, e);
+    }
+  }
+  if (P(base_slice) && slice < SYSCTL(m, D_MIN_GRAN)) slice = SYSCTL(m, D_MIN_GRAN);
+  return slice;
 }
 
-static void update_curr(const psModel *m, psData *d, int cpu) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void update_curr(const psModel *m, psData *d, int q) {
+  fair_rq *rq = CFSQ(m, d, q);
   if (rq->curr < 0) return;
   fair_se *curr = se_of(d, rq->curr);
   int64_t delta = d->now_ns - (int64_t)curr->exec_start;
@@ -98,7 +120,7 @@ static void update_curr(const psModel *m, psData *d, int cpu) {
   curr->exec_start = (uint64_t)d->now_ns;
   curr->sum_exec_runtime += (uint64_t)delta;
   curr->vruntime += fair_calc_delta_fair((uint64_t)delta, curr->weight);
-  fair_update_min_vruntime(m, d, cpu, 0);
+  fair_update_min_vruntime(m, d, q, 0);
 }
 
 /* entity_is_long_sleeper: slept so long that its vruntime's distance to
@@ -111,14 +133,14 @@ static int entity_is_long_sleeper(const psData *d, const fair_se *se) {
 
 /* place_entity: new tasks one vslice late, sleepers at most half a latency
  * early, nobody moved backwards */
-static void place_entity(const psModel *m, psData *d, int cpu, int32_t i, int initial) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void place_entity(const psModel *m, psData *d, int q, int32_t i, int initial) {
+  fair_rq *rq = CFSQ(m, d, q);
   fair_se *se = se_of(d, i);
   uint64_t vruntime = rq->min_vruntime;
   /* the extra weight of the new task slows the current ones down a
    * little: place it in the slot that stays open at the end */
   if (initial && P(start_debit))
-    vruntime += fair_calc_delta_fair(sched_slice(m, d, cpu, i, 0), se->weight);
+    vruntime += fair_calc_delta_fair(sched_slice(m, d, q, i, 0), se->weight);
   if (!initial) {
     /* sleeps up to a single latency don't count; halved, gently */
     uint64_t thresh = SYSCTL(m, D_LATENCY);
@@ -128,50 +150,78 @@ static void place_entity(const psModel *m, psData *d, int cpu, int32_t i, int in
   se->vruntime = entity_is_long_sleeper(d, se) ? vruntime : max_vruntime(se->vruntime, vruntime);
 }
 
-static void clear_buddies(fair_rq *rq, int32_t i) {
-  if (rq->last == i) rq->last = -1;
-  if (rq->next == i) rq->next = -1;
-  if (rq->skip == i) rq->skip = -1;
+enum { BUDDY_NEXT, BUDDY_LAST, BUDDY_SKIP };
+static int32_t *buddy(fair_rq *rq, int which) {
+  return which == BUDDY_NEXT ? &rq->next : which == BUDDY_LAST ? &rq->last : &rq->skip;
 }
 
+/* __clear_buddies_{last,next,skip}: up the hierarchy while each level's
+ * buddy is the entity's ancestor */
+static void clear_buddy(const psModel *m, psData *d, int q, int32_t i, int which) {
+  for (;;) {
+    int32_t *b = buddy(CFSQ(m, d, q), which);
+    if (*b != i) return;
+    *b = -1;
+    i = fair_group_entity(q);
+    if (i < 0) return;
+    q = fair_cfs_rq_of(m, d, i);
+  }
+}
+
+static void clear_buddies(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
+  if (rq->last == i) clear_buddy(m, d, q, i, BUDDY_LAST);
+  if (rq->next == i) clear_buddy(m, d, q, i, BUDDY_NEXT);
+  if (rq->skip == i) clear_buddy(m, d, q, i, BUDDY_SKIP);
+}
+
+/* set_next_buddy / set_last_buddy / set_skip_buddy: the entity and each
+ * of its ancestors at its own level */
+static void set_buddy(const psModel *m, psData *d, int32_t i, int which) {
+  for (; i >= 0; i = fair_parent_entity(m, d, i)) *buddy(CFSQ(m, d, fair_cfs_rq_of(m, d, i)), which) = i;
+}
+
+static void set_next_buddy(const psModel *m, psData *d, int32_t i) { set_buddy(m, d, i, BUDDY_NEXT); }
+
 /* enqueue_entity: a migrated or restored entity's vruntime is relative to
- * min_vruntime and is renormalised; a woken one is placed as a sleeper */
-static void enqueue_entity(const psModel *m, psData *d, psTask *p, int flags) {
-  int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
-  int32_t i = ps_index(d, p);
-  fair_se *se = SE(p);
+ * min_vruntime and is renormalised; a woken one is placed as a sleeper;
+ * update_cfs_group before it is accounted */
+static void enqueue_entity(const psModel *m, psData *d, int q, int32_t i, int flags) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = se_of(d, i);
   int renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
   int curr = rq->curr == i;
   if (renorm && curr) se->vruntime += rq->min_vruntime;
-  update_curr(m, d, cpu);
+  update_curr(m, d, q);
   /* placed at the current moment, not at some random one in the past */
   if (renorm && !curr) se->vruntime += rq->min_vruntime;
-  fair_account_enqueue(m, d, cpu, p);
-  if (flags & ENQUEUE_WAKEUP) place_entity(m, d, cpu, i, 0);
+  fair_update_cfs_group(m, d, i);
+  fair_account_enqueue(m, d, q, i);
+  if (flags & ENQUEUE_WAKEUP) place_entity(m, d, q, i, 0);
   if (flags & ENQUEUE_MIGRATED) se->exec_start = 0;
   if (curr)
     rq->curr_on_rq = 1;
   else
-    fair_tree_enqueue(m, d, cpu, i);
+    fair_tree_enqueue(m, d, q, i);
+  fair_set_on_rq(m, d, i, 1);
 }
 
 /* dequeue_entity: an entity that does not sleep takes its vruntime
  * relative to min_vruntime with it */
-static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
-  int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
-  int32_t i = ps_index(d, p);
-  update_curr(m, d, cpu);
-  clear_buddies(rq, i);
+static int dequeue_entity(const psModel *m, psData *d, int q, int32_t i, int flags) {
+  fair_rq *rq = CFSQ(m, d, q);
+  update_curr(m, d, q);
+  clear_buddies(m, d, q, i);
   if (rq->curr == i)
     rq->curr_on_rq = 0;
   else
-    fair_tree_dequeue(m, d, cpu, i);
-  fair_account_dequeue(m, d, cpu, p);
-  if (!(flags & DEQUEUE_SLEEP)) SE(p)->vruntime -= rq->min_vruntime;
+    fair_tree_dequeue(m, d, q, i);
+  fair_set_on_rq(m, d, i, 0);
+  fair_account_dequeue(m, d, q, i);
+  if (!(flags & DEQUEUE_SLEEP)) se_of(d, i)->vruntime -= rq->min_vruntime;
+  fair_update_cfs_group(m, d, i);
   /* a SAVE without MOVE is put back at once: not penalised */
-  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) fair_update_min_vruntime(m, d, cpu, 0);
+  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) fair_update_min_vruntime(m, d, q, 0);
   return 1;
 }
 
@@ -180,17 +230,19 @@ static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
  * sysctl_sched_latency: sched_slice() grows with the period when many
  * tasks blow it up (6.5 kernel/sched/fair.c, check_preempt_tick;
  * docs/schedulers/cfs.md) */
-static void check_preempt_tick(const psModel *m, psData *d, int cpu) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void check_preempt_tick(const psModel *m, psData *d, int q) {
+  fair_rq *rq = CFSQ(m, d, q);
+  int cpu = fair_q_cpu(q);
   fair_se *curr = se_of(d, rq->curr);
-  uint64_t ideal_runtime = sched_slice(m, d, cpu, rq->curr, 1);
+  uint64_t ideal_runtime = sched_slice(m, d, q, rq->curr, 1);
   if (ideal_runtime > SYSCTL(m, D_LATENCY)) ideal_runtime = SYSCTL(m, D_LATENCY);
   uint64_t delta_exec = curr->sum_exec_runtime - rq->prev_sum_exec_runtime;
   if (delta_exec > ideal_runtime) {
+    psTask *t = fair_task_of(d, q, rq->curr);
     ps_resched_cpu(d, cpu);
     /* it ran long enough: no buddy favours to re-elect it */
-    clear_buddies(rq, rq->curr);
-    ps_log(m, d, PS_EVT_EXPIRE, cpu, &d->task[rq->curr], -1, d->task[rq->curr].prio, 0);
+    clear_buddies(m, d, q, rq->curr);
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, t, -1, t->prio, 0);
     return;
   }
   /* a task that missed wakeup preemption by a narrow margin need not wait
@@ -201,27 +253,29 @@ static void check_preempt_tick(const psModel *m, psData *d, int cpu) {
   if ((uint64_t)delta > ideal_runtime) ps_resched_cpu(d, cpu);
 }
 
-static void entity_tick(const psModel *m, psData *d, int cpu) {
-  update_curr(m, d, cpu);
-  if (FRQ(m, d, cpu)->nr_running > 1) check_preempt_tick(m, d, cpu);
+/* entity_tick: update_curr, update_cfs_group(curr), then the slice check */
+static void entity_tick(const psModel *m, psData *d, int q) {
+  update_curr(m, d, q);
+  fair_update_cfs_group(m, d, CFSQ(m, d, q)->curr);
+  if (CFSQ(m, d, q)->nr_running > 1) check_preempt_tick(m, d, q);
 }
 
-static void set_next_entity(const psModel *m, psData *d, int cpu, int32_t i) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void set_next_entity(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
   fair_se *se = se_of(d, i);
-  clear_buddies(rq, i);
-  fair_tree_dequeue(m, d, cpu, i);
+  clear_buddies(m, d, q, i);
+  fair_tree_dequeue(m, d, q, i);
   se->exec_start = (uint64_t)d->now_ns;
   rq->curr = i;
   rq->curr_on_rq = 1;
   rq->prev_sum_exec_runtime = se->sum_exec_runtime;
 }
 
-static void put_prev_entity(const psModel *m, psData *d, int cpu, int32_t i) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void put_prev_entity(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
   if (rq->curr_on_rq) {
-    update_curr(m, d, cpu);
-    fair_tree_enqueue(m, d, cpu, i);
+    update_curr(m, d, q);
+    fair_tree_enqueue(m, d, q, i);
   }
   rq->curr = -1;
   rq->curr_on_rq = 0;
@@ -244,8 +298,8 @@ static int wakeup_preempt_entity(const psModel *m, const fair_se *curr, const fa
 
 /* pick_next_entity: the leftmost (curr included), unless the skip buddy,
  * or in favour of the next or the last buddy when that is not unfair */
-static int32_t pick_next_entity(const psModel *m, psData *d, int cpu) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static int32_t pick_next_entity(const psModel *m, psData *d, int q) {
+  fair_rq *rq = CFSQ(m, d, q);
   int32_t curr = rq->curr >= 0 && rq->curr_on_rq ? rq->curr : -1;
   int32_t left = rq->leftmost;
   if (left < 0 || (curr >= 0 && entity_before(se_of(d, curr), se_of(d, left)))) left = curr;
@@ -255,7 +309,7 @@ static int32_t pick_next_entity(const psModel *m, psData *d, int cpu) {
     if (se == curr) {
       second = rq->leftmost;
     } else {
-      second = fair_rb_next(d->task, se);
+      second = fair_rb_next(m, d, se);
       if (second < 0 || (curr >= 0 && entity_before(se_of(d, curr), se_of(d, second)))) second = curr;
     }
     if (second >= 0 && wakeup_preempt_entity(m, se_of(d, second), se_of(d, left)) < 1) se = second;
@@ -267,76 +321,93 @@ static int32_t pick_next_entity(const psModel *m, psData *d, int cpu) {
   return se;
 }
 
-/* check_preempt_wakeup */
+/* check_preempt_wakeup: at the level where the woken task's and the
+ * running task's hierarchies meet (find_matching_se); the buddies are set
+ * up the hierarchy */
 static int check_preempt_wakeup(const psModel *m, psData *d, psTask *p, int wake_flags) {
   int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
-  int32_t pse = ps_index(d, p), se = rq->curr;
-  int scale = rq->nr_running >= SYSCTL(m, D_NR_LATENCY);
+  int32_t pse = ps_index(d, p), se = FRQ(m, d, cpu)->curr;
+  if (fair_is_group(se)) se = d->cpu[cpu].curr;
+  int tq = se >= 0 ? fair_cfs_rq_of(m, d, se) : cpu;
+  int scale = CFSQ(m, d, tq)->nr_running >= SYSCTL(m, D_NR_LATENCY);
   int next_buddy_marked = 0;
   if (P(next_buddy) && scale && !(wake_flags & WF_FORK)) {
-    rq->next = pse;
+    set_buddy(m, d, pse, BUDDY_NEXT);
     next_buddy_marked = 1;
   }
   if (d->cpu[cpu].need_resched || !P(wakeup_preemption)) return 0;
-  update_curr(m, d, cpu);
+  int q = fair_find_matching_se(m, d, &se, &pse);
+  update_curr(m, d, q);
   if (wakeup_preempt_entity(m, se_of(d, se), se_of(d, pse)) != 1) return 0;
   /* bias pick_next to the entity that triggers the preemption */
-  if (!next_buddy_marked) rq->next = pse;
-  if (P(last_buddy) && scale) rq->last = se;
+  if (!next_buddy_marked) set_buddy(m, d, pse, BUDDY_NEXT);
+  if (P(last_buddy) && scale && !fair_is_group(se)) set_buddy(m, d, se, BUDDY_LAST);
   return 1;
 }
 
 /* yield_task_fair: marked as the skip buddy, then schedule() */
 static void yield_task(const psModel *m, psData *d, psTask *p) {
-  fair_rq *rq = FRQ(m, d, p->cpu);
-  if (fair_rq_nr_running(rq) == 1) return;
+  if (fair_rq_nr_running(FRQ(m, d, p->cpu)) == 1) return;
   int32_t i = ps_index(d, p);
-  clear_buddies(rq, i);
-  update_curr(m, d, p->cpu);
-  rq->skip = i;
+  int q = fair_cfs_rq_of(m, d, i);
+  clear_buddies(m, d, q, i);
+  update_curr(m, d, q);
+  set_buddy(m, d, i, BUDDY_SKIP);
 }
 
 /* task_fork_fair then wake_up_new_task's enqueue: placed on the parent's
- * queue from the parent's vruntime (a task spawned from Python: from
- * min_vruntime, as the child of a parent that sleeps), carried relative to
- * it, renormalised where it is enqueued */
+ * queue (task_cfs_rq(current)) from the parent's vruntime (a task spawned
+ * from Python: from min_vruntime, as the child of a parent that sleeps),
+ * carried relative to it, renormalised where it is enqueued */
 static void task_new(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  int pc = parent ? parent->cpu : p->cpu;
-  fair_rq *prq = FRQ(m, d, pc);
-  fair_se *se = SE(p);
   int32_t i = ps_index(d, p);
-  update_curr(m, d, pc);
+  int pq = parent ? fair_cfs_rq_of(m, d, ps_index(d, parent)) : FAIR_Q(p->cpu, SE(p)->node.group);
+  fair_rq *prq = CFSQ(m, d, pq);
+  fair_se *se = SE(p);
+  update_curr(m, d, pq);
   se->vruntime = prq->curr >= 0 ? se_of(d, prq->curr)->vruntime : prq->min_vruntime;
   if (!parent) se->vruntime = prq->min_vruntime;
-  place_entity(m, d, pc, i, 1);
+  place_entity(m, d, pq, i, 1);
   se->vruntime -= prq->min_vruntime;
-  enqueue_entity(m, d, p, 0);
+  fair_enqueue_task(m, d, p, 0);
 }
 
 /* migrate_task_rq_fair of a waking task: relative to the old queue's
  * min_vruntime; enqueue_entity adds the new one */
 static int migrate_wakee(const psModel *m, psData *d, psTask *p, int from) {
-  SE(p)->vruntime -= FRQ(m, d, from)->min_vruntime;
+  SE(p)->vruntime -= CFSQ(m, d, FAIR_Q(from, SE(p)->node.group))->min_vruntime;
   return ENQUEUE_MIGRATED;
 }
 
-static void reweight(const psModel *m, psData *d, psTask *p, uint32_t w) { SE(p)->weight = w; }
+/* reweight_entity (6.5): the weight only, the queue's load with it */
+static void reweight_entity(const psModel *m, psData *d, int q, int32_t i, uint32_t w) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = se_of(d, i);
+  int on_rq = fair_group_on_rq(m, d, i);
+  if (on_rq) {
+    if (rq->curr == i) update_curr(m, d, q);
+    rq->load -= se->weight;
+  }
+  se->weight = w;
+  if (on_rq) rq->load += w;
+}
 
 /* switched_from_fair while asleep (detach_task_cfs_rq): placed as a
  * sleeper, so that the sleep earns no unlimited bonus, and made relative;
  * a task that never ran counts as normalised (vruntime_normalized) */
 static void detach(const psModel *m, psData *d, psTask *p) {
   fair_se *se = SE(p);
+  int32_t i = ps_index(d, p);
+  int q = fair_cfs_rq_of(m, d, i);
   if (!se->sum_exec_runtime) return;
-  place_entity(m, d, p->cpu, ps_index(d, p), 0);
-  se->vruntime -= FRQ(m, d, p->cpu)->min_vruntime;
+  place_entity(m, d, q, i, 0);
+  se->vruntime -= CFSQ(m, d, q)->min_vruntime;
 }
 
 /* switched_to_fair while asleep (attach_task_cfs_rq) */
 static void attach(const psModel *m, psData *d, psTask *p) {
   fair_se *se = SE(p);
-  if (se->sum_exec_runtime) se->vruntime += FRQ(m, d, p->cpu)->min_vruntime;
+  if (se->sum_exec_runtime) se->vruntime += CFSQ(m, d, fair_cfs_rq_of(m, d, ps_index(d, p)))->min_vruntime;
 }
 
 /* ---- configuration, tables ---- */
@@ -467,7 +538,8 @@ static const fair_class cfs_class = {
     .yield_task = yield_task,
     .task_new = task_new,
     .migrate_wakee = migrate_wakee,
-    .reweight = reweight,
+    .reweight_entity = reweight_entity,
+    .set_next_buddy = set_next_buddy,
     .detach = detach,
     .attach = attach,
 };
@@ -480,7 +552,7 @@ const psPolicy ps_policy_cfs = {
     PS_POLICY_TABLES(cfs),
     .derived_fields = cfs_derived_fields,
     .nderived_fields = PS_NELEM(cfs_derived_fields),
-    .rq_size = sizeof(fair_rq),
+    .rq_size = sizeof(fair_cpu),
     .max_prio = FAIR_MAX_PRIO,
     .headline = cfs_headline,
     FAIR_QUEUE_COLUMNS,

@@ -60,7 +60,8 @@
     "ms; 0: every task runs with the base slice (6.6)")                                           \
   X(wakeup_preemption, 1, 0, 1, 0, "bool", "WAKEUP_PREEMPTION: a waking task may preempt")        \
   FAIR_BALANCE_PARAMS(X)                                                                          \
-  FAIR_TIMER_PARAMS(X)
+  FAIR_TIMER_PARAMS(X)                                                                            \
+  FAIR_GROUP_PARAMS(X)
 
 enum {
 #define EV_ENUM(name, ...) EV_##name,
@@ -76,17 +77,17 @@ enum {
 #define SLICE_MIN 100000
 #define SLICE_MAX 100000000
 
-static inline fair_se *se_of(psData *d, int32_t i) { return SE(&d->task[i]); }
-static int eligible(const psModel *m, psData *d, int cpu, int32_t i) {
-  return fair_vruntime_eligible(m, d, cpu, se_of(d, i)->vruntime);
+#define se_of(d, i) fair_ent(m, d, i)
+static int eligible(const psModel *m, psData *d, int q, int32_t i) {
+  return fair_vruntime_eligible(m, d, q, se_of(d, i)->vruntime);
 }
 /* entity_before: (s64)(a->deadline - b->deadline) < 0 */
 static int entity_before(const fair_se *a, const fair_se *b) { return vdiff(a->deadline, b->deadline) < 0; }
 
 /* se->vlag = v; the kernel's write to curr's vlag also ends its
  * RUN_TO_PARITY protection (the copy it held) */
-static void set_vlag(const psModel *m, psData *d, int cpu, int32_t i, int64_t v) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void set_vlag(const psModel *m, psData *d, int q, int32_t i, int64_t v) {
+  fair_rq *rq = CFSQ(m, d, q);
   se_of(d, i)->vlag = v;
   if (rq->curr == i) rq->protect = 0;
 }
@@ -101,15 +102,15 @@ static int64_t entity_lag(const psModel *m, uint64_t avruntime, const fair_se *s
   return vlag < -limit ? -limit : vlag > limit ? limit : vlag;
 }
 
-static void update_entity_lag(const psModel *m, psData *d, int cpu, int32_t i) {
-  set_vlag(m, d, cpu, i, entity_lag(m, fair_avg_vruntime(m, d, cpu), se_of(d, i)));
+static void update_entity_lag(const psModel *m, psData *d, int q, int32_t i) {
+  set_vlag(m, d, q, i, entity_lag(m, fair_avg_vruntime(m, d, q), se_of(d, i)));
 }
 
 /* place_entity: vruntime from V and the lag, then the deadline */
-static void place_entity(const psModel *m, psData *d, int cpu, int32_t i, int flags) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void place_entity(const psModel *m, psData *d, int q, int32_t i, int flags) {
+  fair_rq *rq = CFSQ(m, d, q);
   fair_se *se = se_of(d, i);
-  uint64_t vruntime = fair_avg_vruntime(m, d, cpu);
+  uint64_t vruntime = fair_avg_vruntime(m, d, q);
   int64_t lag = 0;
   if (!se->custom_slice) se->slice = BASE_SLICE(m);
   uint64_t vslice = fair_calc_delta_fair(se->slice, se->weight);
@@ -141,27 +142,28 @@ static int update_deadline(const psModel *m, fair_se *se) {
   return 1;
 }
 
-static int did_preempt_short(const psModel *m, psData *d, int cpu, int32_t curr) {
+static int did_preempt_short(const psModel *m, psData *d, int q, int32_t curr) {
   if (!P(preempt_short)) return 0;
-  if (fair_protected(FRQ(m, d, cpu), se_of(d, curr))) return 0;
-  return !eligible(m, d, cpu, curr);
+  if (fair_protected(CFSQ(m, d, q), se_of(d, curr))) return 0;
+  return !eligible(m, d, q, curr);
 }
 
-static int do_preempt_short(const psModel *m, psData *d, int cpu, int32_t pse, int32_t se) {
+static int do_preempt_short(const psModel *m, psData *d, int q, int32_t pse, int32_t se) {
   if (!P(preempt_short)) return 0;
   if (se_of(d, pse)->slice >= se_of(d, se)->slice) return 0;
-  if (!eligible(m, d, cpu, pse)) return 0;
+  if (!eligible(m, d, q, pse)) return 0;
   if (entity_before(se_of(d, pse), se_of(d, se))) return 1;
-  return !eligible(m, d, cpu, se);
+  return !eligible(m, d, q, se);
 }
 
 /* update_curr: charge the running entity, move its deadline, and
  * reschedule when its request is done (or PREEMPT_SHORT took its
  * protection and it is no longer eligible).  6.6 reschedules in
  * update_deadline when nr_running > 1, 6.12 here unless nr_running == 1;
- * nr_running is never 0 with time to charge. */
-static void update_curr(const psModel *m, psData *d, int cpu) {
-  fair_rq *rq = FRQ(m, d, cpu);
+ * nr_running is never 0 with time to charge.  A group entity is charged
+ * the same way (update_curr_se). */
+static void update_curr(const psModel *m, psData *d, int q) {
+  fair_rq *rq = CFSQ(m, d, q);
   if (rq->curr < 0) return;
   fair_se *curr = se_of(d, rq->curr);
   int64_t delta = d->now_ns - (int64_t)curr->exec_start;
@@ -170,35 +172,37 @@ static void update_curr(const psModel *m, psData *d, int cpu) {
   curr->sum_exec_runtime += (uint64_t)delta;
   curr->vruntime += fair_calc_delta_fair((uint64_t)delta, curr->weight);
   int resched = update_deadline(m, curr);
-  fair_update_min_vruntime(m, d, cpu, 1);
+  fair_update_min_vruntime(m, d, q, 1);
   if (rq->nr_running <= 1) return;
-  if (resched || did_preempt_short(m, d, cpu, rq->curr)) {
+  if (resched || did_preempt_short(m, d, q, rq->curr)) {
+    int cpu = fair_q_cpu(q);
+    psTask *t = fair_task_of(d, q, rq->curr);
     ps_resched_cpu(d, cpu);
-    ps_log(m, d, PS_EVT_EXPIRE, cpu, &d->task[rq->curr], -1, d->task[rq->curr].prio, 0);
+    ps_log(m, d, PS_EVT_EXPIRE, cpu, t, -1, t->prio, 0);
   }
 }
 
 /* pick_eevdf: the eligible entity with the earliest virtual deadline, the
  * running one kept while RUN_TO_PARITY protects it */
-static int32_t pick_eevdf(const psModel *m, psData *d, int cpu) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static int32_t pick_eevdf(const psModel *m, psData *d, int q) {
+  fair_rq *rq = CFSQ(m, d, q);
   int32_t curr = rq->curr >= 0 && rq->curr_on_rq ? rq->curr : -1;
   int32_t best = -1;
   if (rq->nr_running == 1) return curr >= 0 ? curr : rq->leftmost;
-  if (curr >= 0 && !eligible(m, d, cpu, curr)) curr = -1;
+  if (curr >= 0 && !eligible(m, d, q, curr)) curr = -1;
   if (P(run_to_parity) && curr >= 0 && fair_protected(rq, se_of(d, curr))) return curr;
-  if (rq->leftmost >= 0 && eligible(m, d, cpu, rq->leftmost)) {
+  if (rq->leftmost >= 0 && eligible(m, d, q, rq->leftmost)) {
     best = rq->leftmost;
   } else {
     /* the heap search: the left subtree first whenever it holds an
      * eligible entity (its min_vruntime is eligible) */
     for (int32_t node = rq->root; node >= 0;) {
       int32_t left = se_of(d, node)->node.left;
-      if (left >= 0 && fair_vruntime_eligible(m, d, cpu, se_of(d, left)->min_vruntime)) {
+      if (left >= 0 && fair_vruntime_eligible(m, d, q, se_of(d, left)->min_vruntime)) {
         node = left;
         continue;
       }
-      if (eligible(m, d, cpu, node)) {
+      if (eligible(m, d, q, node)) {
         best = node;
         break;
       }
@@ -211,36 +215,36 @@ static int32_t pick_eevdf(const psModel *m, psData *d, int cpu) {
 
 /* ---- the class ---- */
 
-static void enqueue_entity(const psModel *m, psData *d, psTask *p, int flags) {
-  int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
-  int32_t i = ps_index(d, p);
+/* enqueue_entity (6.12): update_cfs_group between update_curr and the
+ * placement of an entity not running */
+static void enqueue_entity(const psModel *m, psData *d, int q, int32_t i, int flags) {
+  fair_rq *rq = CFSQ(m, d, q);
   int curr = rq->curr == i;
-  if (curr) place_entity(m, d, cpu, i, flags);
-  update_curr(m, d, cpu);
-  if (!curr) place_entity(m, d, cpu, i, flags);
-  fair_account_enqueue(m, d, cpu, p);
-  if (flags & ENQUEUE_MIGRATED) SE(p)->exec_start = 0;
+  if (curr) place_entity(m, d, q, i, flags);
+  update_curr(m, d, q);
+  fair_update_cfs_group(m, d, i);
+  if (!curr) place_entity(m, d, q, i, flags);
+  fair_account_enqueue(m, d, q, i);
+  if (flags & ENQUEUE_MIGRATED) se_of(d, i)->exec_start = 0;
   if (curr)
     rq->curr_on_rq = 1;
   else
-    fair_tree_enqueue(m, d, cpu, i);
+    fair_tree_enqueue(m, d, q, i);
+  fair_set_on_rq(m, d, i, 1);
 }
 
-static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
-  int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
-  int32_t i = ps_index(d, p);
-  fair_se *se = SE(p);
+static int dequeue_entity(const psModel *m, psData *d, int q, int32_t i, int flags) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = se_of(d, i);
   int sleep = flags & DEQUEUE_SLEEP;
-  update_curr(m, d, cpu);
+  update_curr(m, d, q);
   if (!(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) && P(delay_dequeue) && sleep &&
-      !eligible(m, d, cpu, i)) {
+      !eligible(m, d, q, i)) {
     se->sched_delayed = 1;
     rq->nr_delayed++;
     return 0;
   }
-  update_entity_lag(m, d, cpu, i);
+  update_entity_lag(m, d, q, i);
   if (P(place_rel_deadline) && !sleep) {
     se->deadline -= se->vruntime;
     se->rel_deadline = 1;
@@ -248,9 +252,11 @@ static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
   if (rq->curr == i)
     rq->curr_on_rq = 0;
   else
-    fair_tree_dequeue(m, d, cpu, i);
-  fair_account_dequeue(m, d, cpu, p);
-  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) fair_update_min_vruntime(m, d, cpu, 1);
+    fair_tree_dequeue(m, d, q, i);
+  fair_account_dequeue(m, d, q, i);
+  fair_set_on_rq(m, d, i, 0);
+  fair_update_cfs_group(m, d, i);
+  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) fair_update_min_vruntime(m, d, q, 1);
   if (flags & DEQUEUE_DELAYED) {
     /* finish_delayed_dequeue_entity */
     se->sched_delayed = 0;
@@ -259,20 +265,21 @@ static int dequeue_entity(const psModel *m, psData *d, psTask *p, int flags) {
   return 1;
 }
 
-/* pick_next_entity: a delayed entity that comes out on top leaves instead */
-static int32_t pick_next_entity(const psModel *m, psData *d, int cpu) {
-  int32_t i = pick_eevdf(m, d, cpu);
+/* pick_next_entity: a delayed entity that comes out on top leaves instead
+ * (dequeue_entities: its emptied groups with it) */
+static int32_t pick_next_entity(const psModel *m, psData *d, int q) {
+  int32_t i = pick_eevdf(m, d, q);
   if (se_of(d, i)->sched_delayed) {
-    dequeue_entity(m, d, &d->task[i], DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    fair_dequeue_entities(m, d, i, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
     return -1;
   }
   return i;
 }
 
-static void set_next_entity(const psModel *m, psData *d, int cpu, int32_t i) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void set_next_entity(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
   fair_se *se = se_of(d, i);
-  fair_tree_dequeue(m, d, cpu, i);
+  fair_tree_dequeue(m, d, q, i);
   fair_set_protect(rq, se);
   se->exec_start = (uint64_t)d->now_ns;
   rq->curr = i;
@@ -280,70 +287,94 @@ static void set_next_entity(const psModel *m, psData *d, int cpu, int32_t i) {
   rq->prev_sum_exec_runtime = se->sum_exec_runtime;
 }
 
-static void put_prev_entity(const psModel *m, psData *d, int cpu, int32_t i) {
-  fair_rq *rq = FRQ(m, d, cpu);
+static void put_prev_entity(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
   if (rq->curr_on_rq) {
-    update_curr(m, d, cpu);
-    fair_tree_enqueue(m, d, cpu, i);
+    update_curr(m, d, q);
+    fair_tree_enqueue(m, d, q, i);
   }
   rq->curr = -1;
   rq->curr_on_rq = 0;
   rq->protect = 0;
 }
 
-/* check_preempt_wakeup_fair */
+/* check_preempt_wakeup_fair: at the level where the woken task's and the
+ * running task's hierarchies meet (find_matching_se) */
 static int check_preempt_wakeup(const psModel *m, psData *d, psTask *p, int wake_flags) {
   int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
   if (d->cpu[cpu].need_resched || !P(wakeup_preemption)) return 0;
-  update_curr(m, d, cpu);
-  int32_t pse = ps_index(d, p), se = rq->curr;
+  int32_t pse = ps_index(d, p), se = FRQ(m, d, cpu)->curr;
+  if (fair_is_group(se)) se = d->cpu[cpu].curr;
+  int q = fair_find_matching_se(m, d, &se, &pse);
+  fair_rq *rq = CFSQ(m, d, q);
+  update_curr(m, d, q);
   /* a shorter slice, eligible, overrides current's slice protection */
-  if (do_preempt_short(m, d, cpu, pse, se) && fair_protected(rq, se_of(d, se))) rq->protect = 0;
-  return pick_eevdf(m, d, cpu) == pse;
+  if (do_preempt_short(m, d, q, pse, se) && fair_protected(rq, se_of(d, se))) rq->protect = 0;
+  return pick_eevdf(m, d, q) == pse;
 }
 
-static void entity_tick(const psModel *m, psData *d, int cpu) { update_curr(m, d, cpu); }
+/* entity_tick: update_curr, then update_cfs_group(curr) */
+static void entity_tick(const psModel *m, psData *d, int q) {
+  update_curr(m, d, q);
+  fair_update_cfs_group(m, d, CFSQ(m, d, q)->curr);
+}
 
-/* yield_task_fair: the next request, now */
+/* yield_task_fair: the next request, now, on the task's own cfs_rq */
 static void yield_task(const psModel *m, psData *d, psTask *p) {
   if (fair_rq_nr_running(FRQ(m, d, p->cpu)) == 1) return;
-  update_curr(m, d, p->cpu);
+  update_curr(m, d, fair_cfs_rq_of(m, d, ps_index(d, p)));
   SE(p)->deadline += fair_calc_delta_fair(SE(p)->slice, SE(p)->weight);
 }
 
 /* wake_up_new_task: a fresh entity (vlag 0) enqueued with ENQUEUE_INITIAL */
 static void task_new(const psModel *m, psData *d, psTask *p, psTask *parent) {
-  enqueue_entity(m, d, p, ENQUEUE_INITIAL);
+  fair_enqueue_task(m, d, p, ENQUEUE_INITIAL);
 }
 
 /* a woken task keeps its lag across CPUs: nothing to convert */
 static int migrate_wakee(const psModel *m, psData *d, psTask *p, int from) { return ENQUEUE_MIGRATED; }
 
-/* reweight_entity for a dequeued entity: the lag (and a relative
- * deadline) in virtual time scale by w_old / w_new */
-static void reweight(const psModel *m, psData *d, psTask *p, uint32_t w) {
-  fair_se *se = SE(p);
+/* reweight_entity (6.12.y): a queued (group) entity leaves the sums with
+ * its lag and a relative deadline, and is placed again at its new weight;
+ * the lag (and a relative deadline) in virtual time scale by w_old / w_new */
+static void reweight_entity(const psModel *m, psData *d, int q, int32_t i, uint32_t w) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = se_of(d, i);
+  int on_rq = fair_group_on_rq(m, d, i), curr = rq->curr == i;
+  if (on_rq) {
+    update_curr(m, d, q);
+    update_entity_lag(m, d, q, i);
+    se->deadline -= se->vruntime;
+    se->rel_deadline = 1;
+    rq->nr_running--;
+    if (!curr) fair_tree_dequeue(m, d, q, i);
+    rq->load -= se->weight;
+  }
   se->vlag = s64_mul(se->vlag, se->weight) / (int64_t)w;
   if (se->rel_deadline) se->deadline = (uint64_t)(s64_mul((int64_t)se->deadline, se->weight) / (int64_t)w);
   se->weight = w;
+  if (on_rq) {
+    place_entity(m, d, q, i, 0);
+    rq->load += w;
+    if (!curr) fair_tree_enqueue(m, d, q, i);
+    rq->nr_running++;
+    fair_update_min_vruntime(m, d, q, 1);
+  }
 }
 
 /* requeue_delayed_entity: a delayed entity woken; DELAY_ZERO re-places
  * one whose lag became positive with lag 0 */
-static void requeue_delayed(const psModel *m, psData *d, psTask *p) {
-  int cpu = p->cpu;
-  fair_rq *rq = FRQ(m, d, cpu);
-  int32_t i = ps_index(d, p);
-  fair_se *se = SE(p);
+static void requeue_delayed(const psModel *m, psData *d, int q, int32_t i) {
+  fair_rq *rq = CFSQ(m, d, q);
+  fair_se *se = se_of(d, i);
   if (P(delay_zero)) {
-    update_entity_lag(m, d, cpu, i);
+    update_entity_lag(m, d, q, i);
     if (se->vlag > 0) {
       rq->nr_running--;
-      if (rq->curr != i) fair_tree_dequeue(m, d, cpu, i);
+      if (rq->curr != i) fair_tree_dequeue(m, d, q, i);
       se->vlag = 0;
-      place_entity(m, d, cpu, i, 0);
-      if (rq->curr != i) fair_tree_enqueue(m, d, cpu, i);
+      place_entity(m, d, q, i, 0);
+      if (rq->curr != i) fair_tree_enqueue(m, d, q, i);
       rq->nr_running++;
     }
   }
@@ -510,7 +541,7 @@ static const fair_class eevdf_class = {
     .yield_task = yield_task,
     .task_new = task_new,
     .migrate_wakee = migrate_wakee,
-    .reweight = reweight,
+    .reweight_entity = reweight_entity,
     .requeue_delayed = requeue_delayed,
 };
 
@@ -524,7 +555,7 @@ const psPolicy ps_policy_eevdf = {
     PS_POLICY_TABLES(eevdf),
     .derived_fields = eevdf_derived_fields,
     .nderived_fields = PS_NELEM(eevdf_derived_fields),
-    .rq_size = sizeof(fair_rq),
+    .rq_size = sizeof(fair_cpu),
     .max_prio = FAIR_MAX_PRIO,
     .headline = eevdf_headline,
     FAIR_QUEUE_COLUMNS,

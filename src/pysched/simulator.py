@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from . import _core, _display
+from . import groups as _groups
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, PERIODIC_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
@@ -225,6 +226,8 @@ class Simulator:
         self._programs = {}  # id(Program) -> (Program, nops, program id)
         self._program_keys = {}  # the ops of a program, as added -> its id
         self._nprogs = 0
+        self._groups = {}  # task group path -> its number (pysched.groups)
+        self._sessions = {}  # session name -> its autogroup's path
 
     @property
     def fast_paths(self):
@@ -314,13 +317,35 @@ class Simulator:
         return mask
 
     def spawn(self, program, *, name=None, nice=0, policy="normal", rt_priority=0,
-              cpus_allowed=None, cpu=None, init=None, time_slice=None):
+              cpus_allowed=None, cpu=None, init=None, time_slice=None, group=None, session=None):
         """Create a task running `program`; returns its pid.  It goes to `cpu`,
         or else to the allowed CPU with the fewest runnable tasks (lowest
         index on ties).  It starts with
         sleep_avg 0, a full timeslice and prio = effective_prio, unless `init`
         sets policy fields first (e.g. ``init={"sleep_avg": 9500}``, from
-        which prio is then computed) or `time_slice` overrides the slice."""
+        which prio is then computed) or `time_slice` overrides the slice.
+
+        Fair presets: `group` (a handle of ``sim.group`` or its path) is the
+        task group it starts in, as a task forked inside that cgroup;
+        `session` names its session, whose autogroup it joins when the
+        preset parameter ``autogroup`` is 1 (pysched.groups).  Its children
+        stay in its group."""
+        target = None
+        if group is not None:
+            target = _groups.resolve(self, group)
+        elif session is not None:
+            target = _groups.session_group(self, session)
+        if target is not None:
+            _groups.call(self, _groups.SPAWN_GROUP, target.gid)
+            try:
+                return self._spawn(program, name, nice, policy, rt_priority, cpus_allowed, cpu,
+                                   init, time_slice)
+            finally:
+                _groups.call(self, _groups.SPAWN_GROUP, 0)
+        return self._spawn(program, name, nice, policy, rt_priority, cpus_allowed, cpu, init,
+                           time_slice)
+
+    def _spawn(self, program, name, nice, policy, rt_priority, cpus_allowed, cpu, init, time_slice):
         if not isinstance(program, Program):
             raise TypeError(f"spawn needs a Program, not {type(program).__name__}")
         if name is None:
@@ -477,6 +502,54 @@ class Simulator:
         pid = self._pid(pid)
         rt_priority = _check_rt_priority(policy, rt_priority)
         self._core.setscheduler(pid, POLICIES[policy], rt_priority)
+
+    # ---- task groups (fair presets; pysched.groups) ----
+
+    def group(self, name, *, shares=None, weight=None, parent=None):
+        """Make a task group (mkdir in the cgroup cpu controller) and return
+        its handle.  `name` may be a path ("a/b": missing ancestors are
+        made with the default 1024 shares); `parent` a group it goes in.
+        `shares` is cpu.shares (2..262144, default 1024), or `weight`
+        cgroup v2's cpu.weight (1..10000, default 100), turned into shares
+        as sched_weight_from_cgroup does.  At most 15 groups; only the fair
+        presets (CFS, EEVDF) have them."""
+        shares = _groups.shares_of(shares, weight)
+        return _groups.make(self, name, shares, parent)
+
+    def set_shares(self, group, *, shares=None, weight=None):
+        """Write a group's cpu.shares (or cpu.weight): its entity on every
+        CPU is reweighed (sched_group_set_shares)."""
+        group = _groups.resolve(self, group)
+        if group.gid == 0:
+            raise ValueError("the root group's shares cannot be changed (the kernel refuses too)")
+        if shares is None and weight is None:
+            raise ValueError("set_shares needs shares= or weight=")
+        _groups.call(self, _groups.SET_SHARES, group.gid, _groups.shares_of(shares, weight))
+
+    def set_group(self, pid, group):
+        """Move a task to a group, as writing its pid to the group's
+        cgroup.procs does (sched_move_task); "/" is the root group."""
+        pid = self._pid(pid)
+        _groups.call(self, _groups.MOVE, pid, _groups.resolve(self, group).gid)
+
+    def group_of(self, pid):
+        """The task group a task is in."""
+        gid = _groups.call(self, _groups.TASK_GROUP, self._pid(pid))[0]
+        return _groups.TaskGroup(_groups.by_gid(self)[gid], gid)
+
+    def groups(self):
+        """Every task group, the root first, then in the order made."""
+        return [_groups.TaskGroup(path, gid) for gid, path in sorted(_groups.by_gid(self).items())]
+
+    def group_stats(self):
+        """One row per task group: path, gid, parent, depth, shares, cpu_ns
+        (the CPU time its tasks and groups got), tasks (live ones in it);
+        a structured array (pysched.groups.stats)."""
+        return _groups.stats(self)
+
+    def group_stats_frame(self):
+        """group_stats() as a DataFrame indexed by path, cpu_ns as cpu_s."""
+        return frames.group_stats(self)
 
     # ---- reading results ----
 
@@ -661,6 +734,8 @@ class Simulator:
             state["_core"] = _core.Sim.restore(state["_core"], state["_preset_key"], policy)
         state["_programs"] = {id(p): (p, n, pid) for p, n, pid in programs}
         state.setdefault("_program_keys", {})  # pickled before programs were shared
+        state.setdefault("_groups", {})  # pickled before task groups existed
+        state.setdefault("_sessions", {})
         self.__dict__.update(state)
 
     # ---- results as pandas DataFrames: X_frame() is X() decoded (pysched/frames.py) ----
@@ -739,6 +814,8 @@ class Simulator:
         new._channels = dict(self._channels)
         new._programs = dict(self._programs)
         new._program_keys = dict(self._program_keys)
+        new._groups = dict(self._groups)
+        new._sessions = dict(self._sessions)
         return new
 
     def __copy__(self):

@@ -211,3 +211,20 @@ def counters(sim):
     names = [_seconds_column(k) for k in c]
     values = [float(_seconds(v)) if k.endswith("_ns") else v for k, v in c.items()]
     return pd.DataFrame({"value": np.array(values)}, index=pd.Index(names, name="counter"))
+
+
+def group_stats(sim):
+    """sim.group_stats() as a DataFrame indexed by path: cpu_s instead of
+    cpu_ns, parent the parent's path (NA for the root)."""
+    pd = _pandas("group_stats_frame")
+    rows = sim.group_stats()
+    paths = {int(g): str(p) for g, p in zip(rows["gid"], rows["path"])}
+    frame = pd.DataFrame({
+        "gid": rows["gid"],
+        "parent": pd.array([paths.get(int(p)) for p in rows["parent"]], dtype="string"),
+        "depth": rows["depth"],
+        "shares": rows["shares"],
+        "cpu_s": _seconds(rows["cpu_ns"]),
+        "tasks": rows["tasks"],
+    }, index=pd.Index([str(p) for p in rows["path"]], name="path"))
+    return frame
