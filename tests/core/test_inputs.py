@@ -135,6 +135,17 @@ def after(call, **sim_kwargs):
             sim.latencies().tobytes())
 
 
+def after_fair(call):
+    """after(call) on a fair preset's machine (task groups are theirs)."""
+    sim = ps.Simulator("linux-6.12-eevdf", cpus=2)
+    sim.spawn(HOG(), name="hog")
+    sim.spawn(ps.programs.interactive(1, 3), name="sleeper")
+    sim.run(seconds=0.01)
+    result = call(sim)
+    sim.run(seconds=0.05)
+    return result, sim.stats().tobytes(), sim.group_stats().tobytes()
+
+
 def spawned(program):
     """What a machine does with `program` spawned on it."""
     return after(lambda s: s.spawn(program))
@@ -301,6 +312,17 @@ ENTRY_POINTS = [
      lambda I: after(lambda s: s.spawn(HOG(), init={"sleep_avg": I(900)}))),
     ("simulator.Simulator.spawn", "int",
      lambda I: after(lambda s: s.spawn(HOG(), time_slice=I(3)))),
+    ("simulator.Simulator.group", "int",
+     lambda I: after_fair(lambda s: s.group("a", shares=I(2048)).path)),
+    ("simulator.Simulator.group", "int",
+     lambda I: after_fair(lambda s: s.group("a", weight=I(300)).path)),
+    ("simulator.Simulator.set_shares", "int",
+     lambda I: after_fair(lambda s: s.set_shares(s.group("a"), shares=I(300)))),
+    ("simulator.Simulator.set_group", "int",
+     lambda I: after_fair(lambda s: s.set_group(I(1), s.group("a")))),
+    ("simulator.Simulator.group_of", "int", lambda I: after_fair(lambda s: s.group_of(I(1)).path)),
+    ("simulator.Simulator.spawn", "int",
+     lambda I: after_fair(lambda s: s.spawn(HOG(), group=s.group("a"), nice=I(3)))),
     ("simulator.Simulator.source", "number",
      lambda I: after(lambda s: s.source("c", every_ms=I(2)))),
     ("simulator.Simulator.source", "number",
@@ -533,6 +555,8 @@ NO_INT_ARGUMENT = {
     "simulator.Simulator.stats_frame", "simulator.Simulator.events_frame",
     "simulator.Simulator.series_frame", "simulator.Simulator.cpu_stats_frame",
     "simulator.Simulator.counters_frame", "simulator.Simulator.copy",
+    "simulator.Simulator.groups", "simulator.Simulator.group_stats",
+    "simulator.Simulator.group_stats_frame",
     "program.Program.wait", "program.Program.post", "program.Program.end", "program.Program.exit",
     "program.Program.yield_", "program.Program.check_closed", "programs.cpu_hog",
     "sweeps.sweep",  # its grids and max_workers: test_sweep.py
