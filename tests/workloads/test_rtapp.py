@@ -452,8 +452,13 @@ BAD = [
     (task(run=1, cpus=0), TypeError, r"^tasks\.t: cpus must be an array of CPU numbers, not int$"),
     ({"tasks": {"t": {"cpus": [0], "phases": {"p": {"cpus": [1], "run": 1}}}}}, ValueError,
      r"^tasks\.t\.phases\.p: cpus=\[1\] differs from the task's \(\[0\]\)"),
-    (task(run=1, taskgroup="/tg1"), ValueError,
-     r"^tasks\.t: taskgroup '/tg1': task groups \(cgroups\) are not simulated$"),
+    (task(run=1, taskgroup="tg1"), ValueError,
+     r"^tasks\.t: taskgroup 'tg1' is not a cgroup path such as '/tg1/tg2'$"),
+    (task(run=1, taskgroup="/tg1", policy="SCHED_FIFO"), ValueError,
+     r"^tasks\.t: taskgroup '/tg1' for a fifo thread: rt-app takes taskgroups for SCHED_OTHER"),
+    ({"tasks": {"t": {"taskgroup": "/a", "phases": {"p": {"run": 1}, "q": {"taskgroup": "/b",
+                                                                          "run": 1}}}}},
+     ValueError, r"^tasks\.t\.phases\.q: taskgroup '/b' differs from the one the thread runs in"),
     (task(loop=-1, yield_="x"), ValueError, r"^tasks\.t: loops for ever and an endless loop needs"),
     (task(sleep=0, loop=-1), ValueError, r"^tasks\.t: loops for ever and an endless loop needs"),
     ({"tasks": {"t": {"run": 1, "fork": "f"}, "f": {"instance": 0, "barrier": "b", "run": 1}}},
@@ -656,3 +661,37 @@ def test_a_file_larger_than_any_rt_app_workload_is_refused_before_it_is_read(tmp
         workloads.from_rtapp(path)
     path.write_text('{"tasks": {"t": {"run": 1000}}}')
     assert len(workloads.from_rtapp(path).threads) == 1
+
+
+# ---------------------------------------------------------------- taskgroups
+
+def test_taskgroups_become_nested_groups_of_1024_shares():
+    # rt-app's taskgroup names a cgroup path; each becomes a task group (its
+    # missing parents too) with the default cpu.shares, 1024
+    w = workloads.from_rtapp({"tasks": {
+        "one": {"taskgroup": "/tg1", "run": 10000},
+        "three": {"instance": 3, "taskgroup": "/tg2/inner", "run": 10000},
+        "free": {"taskgroup": "", "run": 10000}}})
+    assert [t.taskgroup for t in w.threads] == ["/tg1"] + ["/tg2/inner"] * 3 + [None]
+    sim = w.simulator("linux-6.12-eevdf", debug=True)
+    assert [g.path for g in sim.groups()] == ["/", "/tg1", "/tg2", "/tg2/inner"]
+    assert set(sim.group_stats()["shares"]) == {1024}
+    sim.run(2.0)
+    cpu = sim.stats()["cpu_ns"]
+    # three equal entities at the root: tg1, tg2 and the free thread
+    assert cpu[0] / cpu.sum() == pytest.approx(1 / 3, abs=0.005)
+    assert cpu[1:4].sum() / cpu.sum() == pytest.approx(1 / 3, abs=0.005)
+    assert cpu[4] / cpu.sum() == pytest.approx(1 / 3, abs=0.005)
+
+
+def test_a_first_phases_taskgroup_is_where_the_thread_starts():
+    w = workloads.from_rtapp({"tasks": {"t": {"phases": {
+        "p0": {"taskgroup": "/g", "run": 1000}, "p1": {"taskgroup": "/g", "run": 1000}}}}})
+    assert w.threads[0].taskgroup == "/g"
+    assert w.threads[0].spawn_kwargs()["group"] == "/g"
+
+
+def test_taskgroups_need_a_fair_preset():
+    w = workloads.from_rtapp({"tasks": {"t": {"taskgroup": "/g", "run": 1000}}})
+    with pytest.raises(ValueError, match="fair presets.*linux-2.5.65"):
+        w.simulator("linux-2.5.65")

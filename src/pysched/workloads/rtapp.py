@@ -22,6 +22,7 @@ contains itself.
 """
 from dataclasses import dataclass, field
 
+from .. import groups as _groups
 from ..program import Program
 from ..simulator import Simulator
 from .rtapp_build import Builder, channel, thread_name  # noqa: F401
@@ -44,12 +45,18 @@ class RtAppThread:
     nice: int = 0
     rt_priority: int = 0
     cpus_allowed: tuple = None
+    taskgroup: str = None
 
     def spawn_kwargs(self):
-        """The keyword arguments of Simulator.spawn (after the program)."""
-        return {"name": self.name, "nice": self.nice, "policy": self.policy,
-                "rt_priority": self.rt_priority,
-                "cpus_allowed": None if self.cpus_allowed is None else list(self.cpus_allowed)}
+        """The keyword arguments of Simulator.spawn (after the program); a
+        thread with a taskgroup names it as `group`, which must exist in the
+        simulator (spawn_into makes it)."""
+        kwargs = {"name": self.name, "nice": self.nice, "policy": self.policy,
+                  "rt_priority": self.rt_priority,
+                  "cpus_allowed": None if self.cpus_allowed is None else list(self.cpus_allowed)}
+        if self.taskgroup is not None:
+            kwargs["group"] = self.taskgroup
+        return kwargs
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,10 @@ class Workload:
                     f"tasks.{t.task}: cpus={list(t.cpus_allowed)} names CPU "
                     f"{max(t.cpus_allowed)}, but the simulator has {sim.cpus} "
                     f"CPU{'s' if sim.cpus > 1 else ''} (0..{sim.cpus - 1})")
+        # rt-app's taskgroups: nested groups of the default 1024 shares
+        # (rt-app makes missing cgroups and keeps existing ones)
+        for path in sorted({t.taskgroup for t in self.threads} - {None, "/"}):
+            _groups.make(sim, path, _groups.NICE_0_SHARES, None, exist_ok=True)
         for ch in self.mutexes:
             sim.post(ch)
         return [sim.spawn(t.program, **t.spawn_kwargs()) for t in self.threads]
@@ -122,7 +133,7 @@ def from_rtapp(path_or_dict):
                     shared = b.program(t, instance=i)
                 prog = shared
             threads.append(RtAppThread(thread_name(t.name, index), t.name, index, prog,
-                                       t.policy, t.nice, t.rt_priority, t.cpus))
+                                       t.policy, t.nice, t.rt_priority, t.cpus, t.taskgroup))
             index += 1
     for name in b.forked:
         b.fork_program(tasks[name])

@@ -283,10 +283,20 @@ def _cpus(where, v):
     return tuple(sorted({_int(where, "cpus[]", c, 0, MAX_CPU) for c in v}))
 
 
-def _taskgroup(where, v):
+def _taskgroup(where, v, policy):
+    """rt-app's taskgroup: a cgroup path in the cpu controller ("/a/b"),
+    made as nested task groups of 1024 shares (pysched.groups); "" is no
+    taskgroup (None), "/" the root group.  rt-app takes it for SCHED_OTHER
+    threads only."""
     name = _str(where, "taskgroup", v)
-    if name not in ("", "/"):
-        raise ValueError(f"{where}: taskgroup {name!r}: task groups (cgroups) are not simulated")
+    if not name:
+        return None
+    if not name.startswith("/") or any(p in (".", "..") for p in name.split("/")):
+        raise ValueError(f"{where}: taskgroup {name!r} is not a cgroup path such as '/tg1/tg2'")
+    if policy != "normal":
+        raise ValueError(f"{where}: taskgroup {name!r} for a {policy} thread: rt-app takes "
+                         f"taskgroups for SCHED_OTHER threads only")
+    return "/" + "/".join(p for p in name.split("/") if p)
 
 
 def _loop(where, v, phase):
@@ -320,6 +330,7 @@ class _Task:
     rt_priority: int
     cpus: tuple
     phases: list
+    taskgroup: str = None  # the cgroup path it runs in, None: the root group
 
 
 def _event(where, key, kind, v):
@@ -360,15 +371,14 @@ def _parse_task(name, v, default_policy, ignored):
     default_prio = 0 if policy == "normal" else DEFAULT_RT_PRIORITY
     nice, rt = _priority(where, policy, props.get("priority", default_prio))
     cpus = _cpus(where, props["cpus"]) if "cpus" in props else None
-    if "taskgroup" in props:
-        _taskgroup(where, props["taskgroup"])
+    taskgroup = _taskgroup(where, props["taskgroup"], policy) if "taskgroup" in props else None
     if not has_phases:
         if not events:
             raise ValueError(f"{where}: no event (a task runs its events, or its phases')")
         loop = _loop(where, props.get("loop", -1), True)
         phases = [_Phase(where, loop, [(k, kind, _event(where, k, kind, x))
                                        for k, kind, x in events])]
-        return _Task(name, where, instance, delay, 1, policy, nice, rt, cpus, phases)
+        return _Task(name, where, instance, delay, 1, policy, nice, rt, cpus, phases, taskgroup)
     if events:
         raise ValueError(f"{where}: event {events[0][0]!r} beside 'phases' (rt-app ignores "
                          f"it): move it into a phase")
@@ -399,12 +409,21 @@ def _parse_task(name, v, default_policy, ignored):
             raise ValueError(f"{pwhere}: cpus={list(pcpus)} differs from the task's "
                              f"({'all CPUs' if cpus is None else list(cpus)}): a program cannot "
                              f"change its affinity, so a phase's cpus must be the task's")
-        if "taskgroup" in pprops:
-            _taskgroup(pwhere, pprops["taskgroup"])
+        if "taskgroup" in pprops or (taskgroup and current != "normal"):
+            group = _taskgroup(pwhere, pprops.get("taskgroup", taskgroup), current)
+            # a first phase's taskgroup is where the thread starts; moving
+            # later (rt-app writes the thread to the new group's tasks file
+            # as the phase begins) is not simulated
+            if not phases and taskgroup is None:
+                taskgroup = group
+            elif group != taskgroup:
+                raise ValueError(f"{pwhere}: taskgroup {group!r} differs from the one the thread "
+                                 f"runs in ({taskgroup or '/'}): a thread cannot change groups "
+                                 f"between phases here")
         phases.append(_Phase(pwhere, _loop(pwhere, pprops.get("loop", 1), True),
                              [(k, kind, _event(pwhere, k, kind, x)) for k, kind, x in pevents],
                              sched, pcpus))
-    return _Task(name, where, instance, delay, loop, policy, nice, rt, cpus, phases)
+    return _Task(name, where, instance, delay, loop, policy, nice, rt, cpus, phases, taskgroup)
 
 
 def refs(task, kinds):
