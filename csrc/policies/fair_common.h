@@ -133,13 +133,13 @@ typedef struct fair_grq {
   int32_t pad;
 } fair_grq;
 
-/* The policy's runqueue area of a CPU. */
+/* The policy's runqueue area of a CPU: grp[0].cfs, first, is the root
+ * cfs_rq (FRQ; grp[0].se is unused), grp[g] group g's part. */
 typedef struct fair_cpu {
-  fair_rq rq;                     /* first: FRQ's root cfs_rq */
+  fair_grq grp[FAIR_MAX_GROUPS];
   int32_t ngroups;                /* CPU 0: groups made (slots 1 .. ngroups - 1 used) */
   int32_t spawn_group;            /* CPU 0: the group of tasks spawned from Python */
   fair_tg tg[FAIR_MAX_GROUPS];    /* CPU 0: the task groups; slot 0 the root */
-  fair_grq grp[FAIR_MAX_GROUPS];  /* slot 0 unused: the root's cfs_rq is rq */
 } fair_cpu;
 
 /* enqueue/dequeue flags (kernel/sched/sched.h) */
@@ -221,17 +221,16 @@ int fair_find_matching_se(const psModel *m, const psData *d, int32_t *se, int32_
  * reweighted if it changed; nothing for a task (or -1) */
 void fair_update_cfs_group(const psModel *m, psData *d, int32_t i);
 /* enqueue_task_fair: task p (p->cpu set) and its groups' entities up to
- * the first one already queued */
-void fair_enqueue_task(const psModel *m, psData *d, psTask *p, int flags);
+ * the first one already queued (fair_enqueue_task, below, with the
+ * machine's groups) */
+void fair_enqueue_walk(const psModel *m, psData *d, psTask *p, int flags);
 /* dequeue_entities from entity i (a task, or a delayed group entity
  * picked): up while each cfs_rq empties; 0 when a task's dequeue was
  * only delayed */
 int fair_dequeue_entities(const psModel *m, psData *d, int32_t i, int flags);
-static inline int fair_dequeue_task(const psModel *m, psData *d, psTask *p, int flags) {
-  return fair_dequeue_entities(m, d, ps_index(d, p), flags);
-}
-/* ttwu_runnable's requeue of a delayed task (enqueue_task with ENQUEUE_DELAYED) */
-void fair_requeue_task(const psModel *m, psData *d, psTask *p);
+/* ttwu_runnable's requeue of a delayed task (enqueue_task with
+ * ENQUEUE_DELAYED), with the machine's groups */
+void fair_requeue_walk(const psModel *m, psData *d, psTask *p);
 /* pick_next_task_fair's entity choice on cpu: down the groups, then
  * set_next_entity / put_prev_entity on the levels that change; the task's
  * slot, or -1 when a delayed entity was flushed (pick again) */
@@ -261,16 +260,24 @@ static inline fair_cpu *FCPU(const psModel *m, const psData *d, int cpu) {
 static inline fair_rq *FRQ(const psModel *m, const psData *d, int cpu) {
   return (fair_rq *)ps_rq(m, d, cpu);
 }
-/* the cfs_rq of id q */
+/* the cfs_rq of id q (the root's, FRQ, without a group: measured, a test
+ * costs fewer instructions than the index arithmetic) */
 static inline fair_rq *CFSQ(const psModel *m, const psData *d, int q) {
-  fair_cpu *c = FCPU(m, d, fair_q_cpu(q));
-  return fair_q_group(q) ? &c->grp[fair_q_group(q)].cfs : &c->rq;
+  if (__builtin_expect(!fair_q_group(q), 1)) return FRQ(m, d, q);
+  return &FCPU(m, d, fair_q_cpu(q))->grp[fair_q_group(q)].cfs;
 }
-/* the entity of id i: a task's, or a group's (FAIR_GSE + the q of its own cfs_rq) */
-static inline fair_se *fair_ent(const psModel *m, const psData *d, int32_t i) {
-  if (i < FAIR_GSE) return (fair_se *)d->task[i].priv;
+/* a group's entity, FAIR_GSE + the q of its own cfs_rq, in the runqueue
+ * areas at rq of rq_size bytes each (arithmetic only: no call, so that the
+ * task path, which every hot function takes, stays as short as before) */
+static inline fair_se *fair_group_se_at(unsigned char *rq, size_t rq_size, int32_t i) {
   int q = i - FAIR_GSE;
-  return &FCPU(m, d, fair_q_cpu(q))->grp[fair_q_group(q)].se;
+  fair_cpu *c = (fair_cpu *)(rq + (size_t)fair_q_cpu(q) * rq_size);
+  return &c->grp[fair_q_group(q)].se;
+}
+/* the entity of id i: a task's, or a group's */
+static inline fair_se *fair_ent(const psModel *m, const psData *d, int32_t i) {
+  if (__builtin_expect(i < FAIR_GSE, 1)) return (fair_se *)d->task[i].priv;
+  return fair_group_se_at(d->rq, m->policy->rq_size, i);
 }
 static inline int fair_is_group(int32_t i) { return i >= FAIR_GSE; }
 /* a valid entity id (for checks of a state that may be damaged) */
@@ -299,8 +306,28 @@ static inline psTask *fair_task(psData *d, int32_t i) { return &d->task[i]; }
 static inline int fair_rt(const psTask *p) { return p->policy != PS_SCHED_NORMAL; }
 static inline fair_tree fair_tree_of(const psModel *m, psData *d, int q) {
   fair_rq *rq = CFSQ(m, d, q);
-  fair_tree t = {m, d, &rq->root, &rq->leftmost, fair_class_of(m)->key};
+  /* no group entity without groups: the tree takes its task-only path */
+  fair_tree t = {d->task, fair_ngroups(m, d) > 1 ? d->rq : NULL, m->policy->rq_size, &rq->root,
+                 &rq->leftmost, fair_class_of(m)->key};
   return t;
+}
+/* the walks of fair_group.c, each a single call of the member's without
+ * groups (the machine's every run before it made one) */
+static inline void fair_enqueue_task(const psModel *m, psData *d, psTask *p, int flags) {
+  if (fair_ngroups(m, d) > 1)
+    fair_enqueue_walk(m, d, p, flags);
+  else
+    fair_class_of(m)->enqueue_entity(m, d, p->cpu, ps_index(d, p), flags);
+}
+static inline int fair_dequeue_task(const psModel *m, psData *d, psTask *p, int flags) {
+  if (fair_ngroups(m, d) > 1) return fair_dequeue_entities(m, d, ps_index(d, p), flags);
+  return fair_class_of(m)->dequeue_entity(m, d, p->cpu, ps_index(d, p), flags);
+}
+static inline void fair_requeue_task(const psModel *m, psData *d, psTask *p) {
+  if (fair_ngroups(m, d) > 1)
+    fair_requeue_walk(m, d, p);
+  else
+    fair_class_of(m)->requeue_delayed(m, d, p->cpu, ps_index(d, p));
 }
 
 /* ---- arithmetic (kernel/sched/core.c, fair.c) ---- */

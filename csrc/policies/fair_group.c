@@ -48,6 +48,7 @@ static int depth(const psModel *m, const psData *d, int32_t i) {
 }
 
 int fair_find_matching_se(const psModel *m, const psData *d, int32_t *se, int32_t *pse) {
+  if (ngroups(m, d) <= 1) return d->task[*pse].cpu;
   int sd = depth(m, d, *se), pd = depth(m, d, *pse);
   for (; sd > pd; sd--) *se = fair_parent_entity(m, d, *se);
   for (; pd > sd; pd--) *pse = fair_parent_entity(m, d, *pse);
@@ -105,10 +106,10 @@ static void update_h_adj(const psModel *m, psData *d, int cpu) {
     adj += (int32_t)(gr->cfs.nr_running - gr->cfs.nr_delayed);
     if (gr->on_rq && !gr->se.sched_delayed) adj--;
   }
-  c->rq.h_adj = adj;
+  c->grp[0].cfs.h_adj = adj;
 }
 
-void fair_enqueue_task(const psModel *m, psData *d, psTask *p, int flags) {
+void fair_enqueue_walk(const psModel *m, psData *d, psTask *p, int flags) {
   const fair_class *c = fair_class_of(m);
   int32_t e = ps_index(d, p);
   int q = fair_cfs_rq_of(m, d, e);
@@ -182,7 +183,7 @@ int fair_dequeue_entities(const psModel *m, psData *d, int32_t i, int flags) {
   return 1;
 }
 
-void fair_requeue_task(const psModel *m, psData *d, psTask *p) {
+void fair_requeue_walk(const psModel *m, psData *d, psTask *p) {
   int32_t i = ps_index(d, p);
   int q = fair_cfs_rq_of(m, d, i);
   fair_class_of(m)->requeue_delayed(m, d, q, i);

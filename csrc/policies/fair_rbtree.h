@@ -37,8 +37,9 @@ typedef struct fair_node {
 enum { FAIR_KEY_VRUNTIME = 0, FAIR_KEY_DEADLINE = 1 };
 
 typedef struct fair_tree {
-  const psModel *m;  /* the entities: task slots and group entities (fair_ent) */
-  psData *d;
+  psTask *task;      /* the task slots (d->task) */
+  unsigned char *rq; /* the runqueue areas, holding the group entities (d->rq) */
+  size_t rq_size;
   int32_t *root;     /* the runqueue's root and leftmost */
   int32_t *leftmost;
   int key;           /* FAIR_KEY_* */
@@ -57,6 +58,7 @@ int32_t fair_rb_first(const psModel *m, const psData *d, int32_t i);
  * cycle, keys in order, no red node with a red child, equal black heights,
  * every subtree's min_vruntime right, leftmost right; *count is set to the
  * number of nodes.  0, or -1 with a message.  Safe on a damaged state. */
-int fair_rb_check(const fair_tree *t, int32_t *count, char *err, int errlen);
+int fair_rb_check(const psModel *m, const psData *d, const fair_tree *t, int32_t *count, char *err,
+                  int errlen);
 
 #endif
