@@ -14,6 +14,7 @@ import pytest
 
 import pysched as ps
 from pysched import Program, _core, demo, realkernel
+from pysched.realkernel import groups as realkernel_groups
 
 PRESET = "linux-2.5.65"
 HOG = ps.programs.cpu_hog
@@ -357,6 +358,9 @@ ENTRY_POINTS = [
     ("trace.capture.Trace.to_workload", "int", lambda I: replayed(small_trace().to_workload(
         cpus=I(1), tasks=[I(1), I(2)]))),
     ("realkernel.read_hz", "int", lambda I: realkernel.read_hz(cpu=I(0))),
+    ("realkernel.groups.simulate_groups", "int", lambda I: realkernel_groups.simulate_groups(
+        {"kind": "cgroup", "groups": [(I(1), I(1024)), (I(2), I(2048))], "window_ns": I(10**8),
+         "machine": {"release": "6.12.0", "hz": I(250), "tunables": {}}})["cpu_ns"].tolist()),
     ("realkernel.unavailable", "int", lambda I: realkernel.unavailable([I(0), I(5)], latency=False,
                                                                         cpu=I(0))),
     ("realkernel.tunable_params", "int", lambda I: realkernel.tunable_params(
@@ -610,6 +614,9 @@ NO_INT_ARGUMENT = {
     "search.result.SearchResult.snippet", "search.result.SearchResult.tasks",
     "search.result.SearchResult.write_rtapp",
     "simulator.Simulator.invariants",
+    # the groups' measurement runs the machine (its arguments are checked
+    # in test_groups_realkernel.py); groups_unavailable takes a kind
+    "realkernel.groups.measure_groups", "realkernel.groups.groups_unavailable",
 }
 
 

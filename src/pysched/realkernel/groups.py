@@ -201,13 +201,15 @@ def simulate_groups(measurement, preset=None):
     their shares.  Returns the same keys as the measurement's cpu_ns and
     shares, plus preset."""
     preset = preset or default_preset(measurement["machine"]["release"])
-    hz = measurement["machine"]["hz"]
+    hz = check_int("hz", measurement["machine"]["hz"], 1, 100_000)
+    window_ns = check_int("window_ns", measurement["window_ns"], 1, 600 * 10**9)
+    groups = _check_groups(measurement["kind"], measurement["groups"])
     params, _ = tunable_params(preset, measurement["machine"]["tunables"], hz)
     if measurement["kind"] == "sessions":
         params["autogroup"] = 1
     sim = Simulator(preset, hz=hz, params=params)
     handles = []
-    for k, (hogs, shares) in enumerate(measurement["groups"]):
+    for k, (hogs, shares) in enumerate(groups):
         if measurement["kind"] == "sessions":
             pids = [sim.spawn(programs.cpu_hog(), session=f"session{k}") for _ in range(hogs)]
             handles.append(sim.group_of(pids[0]))
@@ -222,6 +224,6 @@ def simulate_groups(measurement, preset=None):
         return np.array([rows[h.path] for h in handles], dtype=np.int64)
 
     before = group_ns()
-    sim.run(measurement["window_ns"] / 1e9)
+    sim.run(window_ns / 1e9)
     used = group_ns() - before
     return {"preset": preset, "cpu_ns": used, "shares": used / used.sum()}

@@ -282,3 +282,44 @@ def test_groups_under_another_preset_say_which_presets_have_them(preset):
     sim = ps.Simulator(preset)
     with pytest.raises(ValueError, match=f"fair presets.*{preset}"):
         sim.group("a")
+
+
+@pytest.mark.parametrize("preset", FAIR)
+def test_the_queue_lists_every_task_of_every_group(preset):
+    sim = ps.Simulator(preset, debug=True)
+    a = sim.group("a")
+    b = sim.group("b", parent=a)
+    pids = [sim.spawn(HOG, group=g) for g in (a, b, b, "/")]
+    sim.run(0.05)
+    rows = sim.queue()
+    column = sim.queue_columns.index("pid")
+    assert sorted(r[column] for r in rows) == sorted(pids)
+
+
+@pytest.mark.parametrize("preset", FAIR)
+def test_a_damaged_group_in_a_snapshot_is_refused(preset):
+    sim = ps.Simulator(preset)
+    g = sim.group("a")
+    sim.spawn(HOG, group=g)
+    sim.spawn(HOG)
+    sim.run(0.05)
+    state = sim.__getstate__()
+    blob = bytearray(state["_core"])
+    # every 1024 of the state in turn (the group's shares, its entity's
+    # weight, its cfs_rq's load, the tasks' weights ...) set to 0: each
+    # snapshot is checked as it is loaded (fair_check, fair_check_groups)
+    refused = 0
+    value = (1024).to_bytes(4, "little")
+    at = blob.find(value)
+    tried = 0
+    while at >= 0 and tried < 400:
+        damaged = bytearray(blob)
+        damaged[at:at + 4] = (0).to_bytes(4, "little")
+        try:
+            ps._core.Sim.restore(bytes(damaged), None, None, -1)
+        except Exception:
+            refused += 1
+        at = blob.find(value, at + 1)
+        tried += 1
+    # nothing crashed, and some damage was caught
+    assert refused > 0
