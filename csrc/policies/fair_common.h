@@ -234,13 +234,13 @@ void fair_requeue_walk(const psModel *m, psData *d, psTask *p);
 /* pick_next_task_fair's entity choice on cpu: down the groups, then
  * set_next_entity / put_prev_entity on the levels that change; the task's
  * slot, or -1 when a delayed entity was flushed (pick again) */
-int32_t fair_pick_task(const psModel *m, psData *d, int cpu);
+int32_t fair_pick_walk(const psModel *m, psData *d, int cpu);
 /* put_prev_task_fair: every level's cfs_rq->curr of cpu, bottom up */
-void fair_put_prev_task(const psModel *m, psData *d, int cpu);
+void fair_put_prev_walk(const psModel *m, psData *d, int cpu);
 /* set_next_task_fair: task p's entity and its groups' as each level's curr */
 void fair_set_next_task(const psModel *m, psData *d, psTask *p);
 /* task_tick_fair: entity_tick at each level of cpu's running task */
-void fair_tick_task(const psModel *m, psData *d, int cpu);
+void fair_tick_walk(const psModel *m, psData *d, int cpu);
 /* psHooks.control: task groups made, moved, weighed and read from Python */
 int fair_control(const psModel *m, psData *d, int op, const int64_t *args, int nargs, int64_t *out,
                  char *err, int errlen);
@@ -322,6 +322,30 @@ static inline void fair_enqueue_task(const psModel *m, psData *d, psTask *p, int
 static inline int fair_dequeue_task(const psModel *m, psData *d, psTask *p, int flags) {
   if (fair_ngroups(m, d) > 1) return fair_dequeue_entities(m, d, ps_index(d, p), flags);
   return fair_class_of(m)->dequeue_entity(m, d, p->cpu, ps_index(d, p), flags);
+}
+static inline int32_t fair_pick_task(const psModel *m, psData *d, int cpu) {
+  if (fair_ngroups(m, d) > 1) return fair_pick_walk(m, d, cpu);
+  const fair_class *c = fair_class_of(m);
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t i = c->pick_next_entity(m, d, cpu);
+  if (i >= 0 && i != rq->curr) {
+    if (rq->curr >= 0) c->put_prev_entity(m, d, cpu, rq->curr);
+    c->set_next_entity(m, d, cpu, i);
+  }
+  return i;
+}
+static inline void fair_put_prev_task(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (fair_ngroups(m, d) > 1)
+    fair_put_prev_walk(m, d, cpu);
+  else if (rq->curr >= 0)
+    fair_class_of(m)->put_prev_entity(m, d, cpu, rq->curr);
+}
+static inline void fair_tick_task(const psModel *m, psData *d, int cpu) {
+  if (fair_ngroups(m, d) > 1)
+    fair_tick_walk(m, d, cpu);
+  else
+    fair_class_of(m)->entity_tick(m, d, cpu);
 }
 static inline void fair_requeue_task(const psModel *m, psData *d, psTask *p) {
   if (fair_ngroups(m, d) > 1)

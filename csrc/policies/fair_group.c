@@ -198,25 +198,15 @@ static void put_prev_subtree(const psModel *m, psData *d, int q) {
   fair_class_of(m)->put_prev_entity(m, d, q, e);
 }
 
-void fair_put_prev_task(const psModel *m, psData *d, int cpu) { put_prev_subtree(m, d, cpu); }
+void fair_put_prev_walk(const psModel *m, psData *d, int cpu) { put_prev_subtree(m, d, cpu); }
 
 void fair_set_next_task(const psModel *m, psData *d, psTask *p) {
   for (int32_t e = ps_index(d, p); e >= 0; e = fair_parent_entity(m, d, e))
     fair_class_of(m)->set_next_entity(m, d, fair_cfs_rq_of(m, d, e), e);
 }
 
-int32_t fair_pick_task(const psModel *m, psData *d, int cpu) {
+int32_t fair_pick_walk(const psModel *m, psData *d, int cpu) {
   const fair_class *c = fair_class_of(m);
-  fair_rq *rq = FRQ(m, d, cpu);
-  if (ngroups(m, d) <= 1) {
-    int32_t i = c->pick_next_entity(m, d, cpu);
-    if (i < 0) return -1;
-    if (i != rq->curr) {
-      if (rq->curr >= 0) c->put_prev_entity(m, d, cpu, rq->curr);
-      c->set_next_entity(m, d, cpu, i);
-    }
-    return i;
-  }
   /* down the groups: each level's curr brought up to date, then its pick */
   int q = cpu;
   int32_t e;
@@ -243,12 +233,8 @@ int32_t fair_pick_task(const psModel *m, psData *d, int cpu) {
   return e;
 }
 
-void fair_tick_task(const psModel *m, psData *d, int cpu) {
+void fair_tick_walk(const psModel *m, psData *d, int cpu) {
   const fair_class *c = fair_class_of(m);
-  if (ngroups(m, d) <= 1) {
-    c->entity_tick(m, d, cpu);
-    return;
-  }
   for (int32_t e = d->cpu[cpu].curr; e >= 0; e = fair_parent_entity(m, d, e))
     c->entity_tick(m, d, fair_cfs_rq_of(m, d, e));
 }
