@@ -34,6 +34,11 @@ GROUP_NEW, SET_SHARES, MOVE, GROUP_INFO, TASK_GROUP, SPAWN_GROUP, GROUP_CPU, NGR
 MIN_SHARES, MAX_SHARES = 2, 1 << 18          # MIN_SHARES, MAX_SHARES
 CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_DFL, CGROUP_WEIGHT_MAX = 1, 100, 10000
 NICE_0_SHARES = 1024
+# kernel/sched/core.c sched_prio_to_weight, nice -20 .. 19 (an autogroup's shares)
+NICE_WEIGHT = (88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+               9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+               1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+               110, 87, 70, 56, 45, 36, 29, 23, 18, 15)
 ROOT = "/"
 
 
@@ -138,6 +143,21 @@ def session_group(sim, session):
         make(sim, path, NICE_0_SHARES, None)
         sim._sessions[session] = path
     return resolve(sim, path)
+
+
+def session_nice(sim, session, nice):
+    """proc_sched_autogroup_set_nice: the session's autogroup weighs
+    sched_prio_to_weight[nice + 20] (1024 at nice 0)."""
+    session = check_name("session", session)
+    nice = check_int("nice", nice, -20, 19)
+    path = sim._sessions.get(session)
+    if path is None:
+        known = ", ".join(sorted(sim._sessions)) or "none"
+        raise KeyError(f"no autogroup of session {session!r} (sessions with one: {known}; "
+                       f"autogroup=1 makes one at a session's first spawn)")
+    shares = NICE_WEIGHT[nice + 20]
+    call(sim, SET_SHARES, resolve(sim, path).gid, shares)
+    return shares
 
 
 def by_gid(sim):

@@ -526,6 +526,11 @@ class Simulator:
             raise ValueError("set_shares needs shares= or weight=")
         _groups.call(self, _groups.SET_SHARES, group.gid, _groups.shares_of(shares, weight))
 
+    def set_session_nice(self, session, nice):
+        """The nice of a session's autogroup (/proc/<pid>/autogroup):
+        its shares become sched_prio_to_weight[nice + 20]; returns them."""
+        return _groups.session_nice(self, session, nice)
+
     def set_group(self, pid, group):
         """Move a task to a group, as writing its pid to the group's
         cgroup.procs does (sched_move_task); "/" is the root group."""

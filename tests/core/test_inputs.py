@@ -322,6 +322,9 @@ ENTRY_POINTS = [
     ("simulator.Simulator.set_group", "int",
      lambda I: after_fair(lambda s: s.set_group(I(1), s.group("a")))),
     ("simulator.Simulator.group_of", "int", lambda I: after_fair(lambda s: s.group_of(I(1)).path)),
+    ("simulator.Simulator.set_session_nice", "int", lambda I: after_fair(
+        lambda s: (s.set_param("autogroup", 1), s.spawn(HOG(), session="x"),
+                   s.set_session_nice("x", I(5)))[-1])),
     ("simulator.Simulator.spawn", "int",
      lambda I: after_fair(lambda s: s.spawn(HOG(), group=s.group("a"), nice=I(3)))),
     ("simulator.Simulator.source", "number",

@@ -323,3 +323,20 @@ def test_a_damaged_group_in_a_snapshot_is_refused(preset):
         tried += 1
     # nothing crashed, and some damage was caught
     assert refused > 0
+
+
+@pytest.mark.parametrize("preset", FAIR)
+def test_a_sessions_nice_sets_its_autogroups_weight(preset):
+    # nice 5 weighs 335 against nice 0's 1024 (sched_prio_to_weight)
+    sim = ps.Simulator(preset, params={"autogroup": 1}, debug=True)
+    a = sim.spawn(HOG, session="a")
+    for _ in range(2):
+        sim.spawn(HOG, session="b")
+    assert sim.set_session_nice("b", 5) == 335
+    sim.run(2.0)
+    cpu = sim.stats()["cpu_ns"]
+    assert cpu[a - 1] / cpu.sum() == pytest.approx(1024 / (1024 + 335), abs=0.005)
+    with pytest.raises(KeyError, match="no autogroup of session 'c'"):
+        sim.set_session_nice("c", 0)
+    with pytest.raises(ValueError, match=r"nice=20 is outside the allowed range -20\.\.19"):
+        sim.set_session_nice("a", 20)
