@@ -1,11 +1,11 @@
 """The Simulator: a machine running one scheduler preset, stepped from Python.
 
-Longer than the package's other modules (about 700 lines) because it is one
+Longer than the package's other modules (about 800 lines) because it is one
 class, the object a user holds: its methods are grouped in sections below
-(building the workload, stepping, parameters and syscalls, reading results,
-frames, traces), and what is not the class -- DataFrames, the trace
-writers, argument checks, the policy registry -- lives in modules of its
-own."""
+(building the workload, stepping, parameters and syscalls, task groups,
+reading results, frames, traces), and what is not the class -- DataFrames,
+the trace writers, argument checks, the policy registry, the task groups'
+machinery (groups.py) -- lives in modules of its own."""
 import copy
 import functools
 import os
