@@ -17,7 +17,8 @@
  * wakeup_preempt_entity, check_preempt_wakeup, yield_task_fair,
  * task_fork_fair, migrate_task_rq_fair, detach/attach_task_cfs_rq,
  * __sched_period, sched_slice with ALT_PERIOD and BASE_SLICE,
- * get_update_sysctl_factor); docs/schedulers/cfs.md. *
+ * get_update_sysctl_factor); docs/schedulers/cfs.md.
+ *
  * Over 500 lines because it is one member's whole fair.c (every per-level
  * function of the class, its parameters, fields, formulas and presets);
  * what it shares with the other member, the task groups' walks included,

@@ -21,7 +21,8 @@
  * sorted by vruntime with a min_deadline augment; the pick is the same
  * eligible earliest deadline, but among equal deadlines 6.6 took whichever
  * its tree's shape met first, here the first queued); the RUN_TO_PARITY
- * copy of the deadline lives in the runqueue (fair_common.h). *
+ * copy of the deadline lives in the runqueue (fair_common.h).
+ *
  * Over 500 lines because it is one member's whole fair.c (every per-level
  * function of the class, its parameters, fields, formulas and presets);
  * what it shares with the other member, the task groups' walks included,
