@@ -188,6 +188,8 @@ def test_groups_on_two_cpus(preset):
     sim.spawn(HOG, group=b)
     sim.run(2.0)
     rows = {str(r["path"]): int(r["cpu_ns"]) for r in sim.group_stats()}
+    # the balancer moved tasks through their groups' cfs_rqs on both CPUs
+    assert sim.stats()["nr_migrations"].sum() > 0
     assert rows["/"] == pytest.approx(4e9, rel=0.002)
     assert rows["/a"] + rows["/b"] == pytest.approx(4e9, rel=0.002)
     weights = [sim._core.policy_call(6, (a.gid, c))[0] for c in range(2)]
@@ -340,3 +342,41 @@ def test_a_sessions_nice_sets_its_autogroups_weight(preset):
         sim.set_session_nice("c", 0)
     with pytest.raises(ValueError, match=r"nice=20 is outside the allowed range -20\.\.19"):
         sim.set_session_nice("a", 20)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("preset", FAIR)
+def test_random_moves_renices_and_shares_keep_the_invariants(preset, seed):
+    # groups nested at random, tasks that sleep and fork, and between steps
+    # moves, renices, new shares, affinity changes and RT switches, on 1-3
+    # CPUs, checked after every instant (debug=True)
+    r = random.Random(seed)
+    sim = ps.Simulator(preset, cpus=1 + seed % 3, debug=True, seed=seed)
+    groups = ["/"]
+    for k in range(r.randint(1, 6)):
+        groups.append(sim.group(f"g{k}", shares=r.choice([2, 100, 1024, 5000]),
+                                parent=r.choice(groups)).path)
+    child = ps.Program().run(ms=3).exit()
+    progs = [HOG, ps.Program().loop().run(ms=r.randint(1, 5)).sleep(ms=r.randint(1, 5)).end(),
+             ps.Program().loop().run(us=300).sleep(us=700).end(),
+             ps.Program().loop().run(ms=2).fork(child).sleep(ms=3).end()]
+    for _ in range(r.randint(2, 8)):
+        sim.spawn(r.choice(progs), group=r.choice(groups), nice=r.randint(-5, 5))
+    for _ in range(30):
+        sim.run(0.01)
+        table = sim.stats()
+        pids = [int(p) for p in table["pid"][table["exit_ns"] < 0]]
+        pid, what = r.choice(pids), r.random()
+        if what < 0.3:
+            sim.set_group(pid, r.choice(groups))
+        elif what < 0.4:
+            sim.renice(pid, r.randint(-10, 10))
+        elif what < 0.5 and len(groups) > 1:
+            sim.set_shares(r.choice(groups[1:]), shares=r.choice([2, 300, 1024, 4096]))
+        elif what < 0.55:
+            sim.set_affinity(pid, [r.randrange(sim.cpus)])
+        elif what < 0.6:
+            policy = r.choice(["normal", "fifo"])
+            sim.setscheduler(pid, policy, 0 if policy == "normal" else 5)
+    total = sim.group_stats()["cpu_ns"][0]
+    assert 0 < total <= sim.cpus * sim.now_ns
