@@ -105,9 +105,10 @@ typedef struct ext_rq {
 
 static inline ext_task *XT(psTask *p) { return (ext_task *)p->priv; }
 static inline const ext_task *XTc(const psTask *p) { return (const ext_task *)p->priv; }
-/* A CPU's runqueue area: EEVDF's fair_rq (the fallback's, first, where
- * fair_hooks.c finds it), then the class's ext_rq. */
-#define EXT_RQ_OFFSET ((sizeof(fair_rq) + 7) & ~(size_t)7)
+/* A CPU's runqueue area: EEVDF's fair_cpu (the fallback's, first, where
+ * fair_hooks.c finds it: the root cfs_rq and the task groups' slots, none
+ * of them made under the ext class), then the class's ext_rq. */
+#define EXT_RQ_OFFSET ((sizeof(fair_cpu) + 7) & ~(size_t)7)
 static inline ext_rq *XRQ(const psModel *m, const psData *d, int cpu) {
   return (ext_rq *)((unsigned char *)ps_rq(m, d, cpu) + EXT_RQ_OFFSET);
 }

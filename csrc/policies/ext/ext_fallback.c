@@ -41,8 +41,8 @@ void ext_switch_to_fair(const psModel *m, psData *d, const psTask *woken, const 
     if (fair_rt(p)) {
       fair_rt_enqueue(m, d, p);
     } else {
-      c->enqueue_entity(m, d, p, ENQUEUE_RESTORE | ENQUEUE_MOVE);
-      c->set_next_entity(m, d, cpu, ps_index(d, p));
+      fair_enqueue_task(m, d, p, ENQUEUE_RESTORE | ENQUEUE_MOVE);
+      c->set_next_entity(m, d, cpu, ps_index(d, p));  /* the root cfs_rq's: no groups here */
     }
   }
   for (int32_t i = m->ncpu; i < d->ntask; i++) {
@@ -53,7 +53,7 @@ void ext_switch_to_fair(const psModel *m, psData *d, const psTask *woken, const 
     if (fair_rt(p))
       fair_rt_enqueue(m, d, p);
     else
-      c->enqueue_entity(m, d, p, ENQUEUE_RESTORE | ENQUEUE_MOVE);
+      fair_enqueue_task(m, d, p, ENQUEUE_RESTORE | ENQUEUE_MOVE);
   }
   for (int cpu = 0; cpu < m->ncpu; cpu++) ps_resched_cpu(d, cpu);
 }
