@@ -6,11 +6,18 @@ in order, with the scheduler's decisions taken out:
 - an *activation* (from a wakeup, or the task's start, to its next block)
   becomes run() of the CPU time it used in it, however the recorded
   scheduler sliced it: the demand, not the schedule;
-- a wakeup by another replayed task becomes a channel: the waker posts the
-  wakee's channel when it has used, in its activation, the CPU it had used
-  when it woke it, and the wakee waits on it;
-- any other wakeup (a timer, a device, a task not replayed) becomes a timed
-  block of the recorded length: sleep() for S and I, io() for D (a device);
+- a wakeup by another replayed task that is a handoff (below) becomes a
+  channel: the waker posts the wakee's channel when it has used, in its
+  activation, the CPU it had used when it woke it, and the wakee waits on
+  it -- after sleeping to the time the waker's activation began, if it
+  had blocked before that (that part of its block was its own: a timer,
+  a think time, not the waker's work);
+- any other wakeup (a timer, a device, a task not replayed) becomes a
+  timed block: an S or I block sleeps to the trace's time of its wakeup
+  (timer(), absolute from the task's start) or goes on at once if the
+  task is already later than that, so that a policy that delays a task
+  lets it catch up rather than push the rest of its demand past the
+  trace's end; a D block is io() of the recorded length (a device);
 - a fork by a replayed task becomes fork() at its point in the parent's
   activation; exit() where the task exited; a task alive at the trace's end
   stays blocked there (it waits on a channel nobody posts);
@@ -20,12 +27,28 @@ in order, with the scheduler's decisions taken out:
 
 perf's text cannot tell a wakeup from an interrupt from one by the task the
 interrupt came in on (both name the running task), so by default
-(``wake_edges="auto"``) a wakeup is replayed as a post only when it looks
-like one task's: the waker blocks or exits within HANDOFF_NS of CPU after
-it (a write then a read, a post then an exit), or does so after most of
-its wakeups of that task (a pipe pair that sometimes finds its answer
-already there).  An interrupt's wakeup finds the task it lands on in the
-middle of its work.
+(``wake_edges="auto"``) a wakeup is replayed as a post only when it bears a
+handoff's mark and its pair (waker, wakee) bears it as a habit:
+
+- the mark: the waker blocks or exits within HANDOFF_NS of CPU after the
+  wakeup (a write then a read, a post then a sleep or an exit), or the
+  wakee had woken the waker within HANDOFF_NS of CPU before it blocked (a
+  request, then a wait for its answer: a server that answers and goes on
+  to the next request bears this one);
+- the habit: at least half of the pair's wakeups bear the mark.
+
+An interrupt lands on a task anywhere in its work, so it bears the mark
+once in a while and never as a habit; one landing on a task that does hand
+over to this one (a think timer that fires while the server works) bears no
+mark, and the wakee keeps its own sleep.  Timed wakeups keep the trace's
+clock, and posts come from tasks whose own timed wakeups keep it, so a
+delay the policy adds is caught up at the next timed wakeup instead of
+adding up: the replay conserves each task's CPU time (the CPU it used in
+the trace, its bursts from its start to its exit or the trace's end),
+given a little time past the trace's end for the activations the policy
+serves later than the trace did (5 % of the trace's duration is plenty
+on the captures in tests/data; at the end itself, a parent reaping its
+children as perf stops falls up to 19 % short under linux-2.4.20).
 "all" takes every waker at its word, "none" makes every wakeup timed.
 """
 import weakref
@@ -43,12 +66,14 @@ from ..codes import NOT_WOKEN
 END_CHANNEL = "trace:end"   # posted by nobody: a task alive at the trace's end waits on it
 WAKE_EDGES = ("auto", "all", "none")
 DEMANDS = ("recorded", "open")
-# a wakeup after which the waker blocks or exits within this much CPU is a
-# handoff (a pipe's write then read, a post then exit): a task's, whatever
-# the pair does otherwise.  The real trace's pipe pair blocks 1.3-2.2 us of
-# CPU after waking its peer; interrupts that land on a task show gaps of
-# 17 us and more (tests/data/real_sched_trace.txt.gz)
-HANDOFF_NS = 5_000
+# the CPU between a wakeup and the waker's block (or between a request and
+# the wait for its answer) within which the wakeup is marked a handoff.
+# Measured on the captures in tests/data: a pipe pair's median 2.2 us
+# (real_sched_trace) and 5.4 us (real_pingpong, 90th percentile 9.2 us), a
+# condition variable's 13.4 us (real_condvar, 90th 21.9 us), epoll clients'
+# requests 5.7-6.0 us (real_epoll); interrupts landing on a task that then
+# blocks: medians of 45 us and more, 10th percentiles 16 us and more
+HANDOFF_NS = 25_000
 
 # which workload spawned each simulator: compare() finds the tasks by it
 _spawned = weakref.WeakKeyDictionary()
@@ -56,6 +81,26 @@ _spawned = weakref.WeakKeyDictionary()
 
 def _channel(tid):
     return f"trace:{tid}"
+
+
+class Anchor:
+    """A task's timed wakeups at their times in the trace: until(T) adds a
+    timer() op (absolute, from the task's start) that sleeps to T, the
+    trace's time, or goes on at once if the task is already past it.  The
+    deadlines are whole microseconds from the task's start (timer()'s
+    unit), each rounded from the trace's nanoseconds, so that they never
+    drift."""
+    MAX_US = 2**31 - 1
+
+    def __init__(self, prog, start_ns):
+        self.prog, self.start_ns, self.due_us = prog, start_ns, 0
+
+    def until(self, t):
+        due = max(self.due_us, round((t - self.start_ns) / 1000))
+        while due > self.due_us:
+            step = min(due - self.due_us, self.MAX_US)
+            self.prog.timer(step)
+            self.due_us += step
 
 
 @dataclass
@@ -185,9 +230,12 @@ class _Timeline:
         mine = trace.bursts[trace.bursts["tid"] == tid]
         self.starts, self.ends = mine["start_ns"], mine["end_ns"]
         self.cum = np.concatenate(([0], np.cumsum(self.ends - self.starts)[:-1]))
-        self.stops = np.sort(trace.blocks["start_ns"][trace.blocks["tid"] == tid])
-        exit_ns = int(trace.tasks["exit_ns"][trace.tasks["tid"] == tid][0])
-        self.last = exit_ns if exit_ns >= 0 else trace.end_ns
+        blocks = trace.blocks[trace.blocks["tid"] == tid]
+        self.stops = np.sort(blocks["start_ns"])
+        self.wakes = np.sort(blocks["end_ns"])
+        row = trace.tasks[trace.tasks["tid"] == tid][0]
+        self.first = int(row["start_ns"])
+        self.last = int(row["exit_ns"]) if row["exit_ns"] >= 0 else trace.end_ns
 
     def used(self, t):
         """CPU time used by time t."""
@@ -203,6 +251,12 @@ class _Timeline:
         trace's end)."""
         i = np.searchsorted(self.stops, t, side="left")
         return min(int(self.stops[i]), self.last) if i < len(self.stops) else self.last
+
+    def activation(self, t):
+        """When the activation the task is in at time t began: its last
+        wakeup at or before t, or its start."""
+        i = np.searchsorted(self.wakes, t, side="right") - 1
+        return int(self.wakes[i]) if i >= 0 else self.first
 
 
 def _allowed(bursts, cpu_index, cpus, affinity):
@@ -246,38 +300,62 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
     bursts, blocks = trace.bursts, trace.blocks
     lines = {tid: _Timeline(trace, tid) for tid in chosen}
 
-    def handoff(waker, t):
-        line = lines[waker]
-        return line.used(line.next_stop(t)) - line.used(t) <= HANDOFF_NS
-
     woken = blocks[blocks["waker"] > 0]
-    habit = {}   # (waker, wakee) -> [handoffs, wakeups]
+    woken = woken[np.isin(woken["waker"], list(chosen)) & np.isin(woken["tid"], list(chosen))]
+    # when each replayed task woke each other one: a request's times
+    asked = {}
+    for b in woken:
+        asked.setdefault((int(b["waker"]), int(b["tid"])), []).append(int(b["end_ns"]))
+
+    def signed(waker, wakee, start, t):
+        """Whether waker's wakeup at t of wakee, blocked since start, bears
+        a handoff's mark: the waker blocks or exits within HANDOFF_NS of
+        CPU after it (a post, a write, then a block or an exit), or the
+        wakee had woken the waker within HANDOFF_NS of CPU before it
+        blocked (a request, then a wait for its answer)."""
+        line = lines[waker]
+        if line.used(line.next_stop(t)) - line.used(t) <= HANDOFF_NS:
+            return True
+        asks = asked.get((wakee, waker))
+        if not asks:
+            return False
+        i = np.searchsorted(asks, start, side="right") - 1
+        own = lines[wakee]
+        return i >= 0 and own.used(start) - own.used(asks[i]) <= HANDOFF_NS
+
+    marks = {}   # (waker, wakee, t) -> signed
+    habit = {}   # (waker, wakee) -> [signed wakeups, wakeups]
     if wake_edges == "auto":
         for b in woken:
-            k, w = int(b["waker"]), int(b["tid"])
-            if k in chosen and w in chosen:
-                h = habit.setdefault((k, w), [0, 0])
-                h[0] += handoff(k, int(b["end_ns"]))
-                h[1] += 1
+            k, w, t = int(b["waker"]), int(b["tid"]), int(b["end_ns"])
+            marks[k, w, t] = signed(k, w, int(b["start_ns"]), t)
+            h = habit.setdefault((k, w), [0, 0])
+            h[0] += marks[k, w, t]
+            h[1] += 1
 
     def posts(waker, wakee, t):
-        """Whether waker's wakeup of wakee at t is replayed as a post."""
+        """Whether waker's wakeup of wakee at t is replayed as a post: in
+        "auto", a signed wakeup of a pair most of whose wakeups are signed
+        (an interrupt that lands on a task just before it blocks is
+        signed once in a while, never as a habit; an interrupt landing on
+        a task that does hand over to this one, as a timer ending the
+        wakee's own sleep, is not signed: the wakee keeps its sleep)."""
         if waker not in chosen or wakee not in chosen or wake_edges == "none":
             return False
         if wake_edges == "all":
             return True
-        handoffs, wakeups = habit[waker, wakee]
-        return 2 * handoffs > wakeups or handoff(waker, t)
+        signs, wakeups = habit[waker, wakee]
+        return 2 * signs >= wakeups and marks[waker, wakee, t]
 
     forks = trace.forks
     parent_of = {int(c): int(p) for _, p, c in forks if int(p) in chosen and int(c) in chosen}
     # a task's posts: the blocks of others that it ended
-    post_at, posted = {}, set()
+    post_at, posted = {}, {}
     for b in woken:
         k, w, t = int(b["waker"]), int(b["tid"]), int(b["end_ns"])
         if posts(k, w, t):
             post_at.setdefault(k, []).append((t, 0, "post", w))
-            posted.add((w, t))
+            posted[w, t] = lines[k].activation(t)
     for t, p, c in forks:
         if int(c) in parent_of:
             post_at.setdefault(int(p), []).append((int(t), 0, "fork", int(c)))
@@ -313,6 +391,7 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 prog.nice(nice)
         mark = 0
         children = []
+        clock = Anchor(prog, int(row["start_ns"]))
         if demand == "open" and not items:
             # a busy loop: it computes as long as the run lasts
             prog.loop().run(s=1).end()
@@ -337,14 +416,18 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 prog.fork(out[what].program)
             else:
                 waker, dur = int(what["waker"]), int(what["end_ns"] - what["start_ns"])
-                if (tid, int(what["end_ns"])) in posted:
+                begun = posted.get((tid, int(what["end_ns"])))
+                if begun is not None:
+                    # what it slept before the waker's activation began was its own
+                    if begun > int(what["start_ns"]):
+                        clock.until(begun)
                     prog.wait(_channel(tid))
                 elif waker == NOT_WOKEN:
                     prog.wait(END_CHANNEL)
                 elif what["state"] == "D":
                     prog.io(ns=dur)
                 elif dur > 0:
-                    prog.sleep(ns=dur)
+                    clock.until(int(what["end_ns"]))
         run_to(trace.end_ns)
         if row["exit_ns"] >= 0:
             prog.exit()

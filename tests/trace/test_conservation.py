@@ -1,0 +1,233 @@
+"""A replay conserves demand: every task of every capture in tests/data
+(recorded with experiments/record_real_trace.py: a pipe pair with and
+without think time, a condition variable, an epoll server, make -j2) gets
+its recorded CPU time under every preset with the defaults; and the rule
+that decides which wakeups are posts, on small synthetic traces.
+
+A task's *recorded CPU time* is the CPU it used in the trace: its bursts
+from its start (or the trace's first line) to its exit (or the trace's
+last line), trace.tasks["cpu_ns"].  The replay runs the trace's duration
+plus 5 % (GRACE): a capture's last activations (the workload's parent
+reaping its children as perf stops) end at its very end."""
+import json
+
+import numpy as np
+import pytest
+
+import pysched as ps
+from pysched import trace as tr
+from pysched.program import POST, TIMER, WAIT
+from pysched.trace.replay import HANDOFF_NS
+
+from repo_paths import DATA
+
+GRACE = 1.05
+CAPTURES = sorted(p.name[:-len(".txt.gz")] for p in DATA.glob("real_*.txt.gz"))
+
+
+def workload_tids(t, facts):
+    """The workload's tasks: the process the recorder named rec-NAME and
+    its descendants (the trace's forks), or the facts' comms for a capture
+    recorded before the recorder named it."""
+    if "root" not in facts:
+        return [t.tid(c) for c in facts["comms"]]
+    kids = {}
+    for _, parent, child in t.forks.tolist():
+        kids.setdefault(parent, []).append(child)
+    out, todo = [], [t.tid(facts["root"])]
+    while todo:
+        tid = todo.pop()
+        out.append(tid)
+        todo += kids.get(tid, [])
+    return out
+
+
+@pytest.fixture(scope="module", params=CAPTURES)
+def capture(request):
+    name = request.param
+    facts = json.loads((DATA / f"{name}.json").read_text())
+    t = tr.load(DATA / f"{name}.txt.gz")
+    return name, t, facts, t.to_workload(tasks=workload_tids(t, facts))
+
+
+def test_the_captures_are_small_and_hold_their_workload(capture):
+    name, t, facts, w = capture
+    assert (DATA / f"{name}.txt.gz").stat().st_size < 300_000
+    for comm in facts["comms"]:
+        assert t.task(comm)["cpu_ns"] > 0
+    # the run() ops ask for what the trace recorded, no more, no less
+    rows = {int(r["tid"]): r for r in t.tasks}
+    for task in w.tasks:
+        assert task.demand_ns == rows[task.tid]["cpu_ns"], task.comm
+
+
+@pytest.mark.parametrize("preset", ps.presets())
+def test_every_task_gets_its_recorded_cpu_time_under_every_preset(capture, preset):
+    name, t, facts, w = capture
+    sim = w.run(preset, seconds=GRACE * w.duration)
+    pids = w.pids(sim)
+    for task in w.tasks:
+        got = sim.task(pids[task.tid]).cpu_ns
+        assert abs(got - task.demand_ns) <= 0.01 * task.demand_ns, (name, task.comm, got,
+                                                                    task.demand_ns)
+
+
+def test_the_request_reply_pairs_of_the_captures_are_posts_and_their_think_times_sleeps():
+    t = tr.load(DATA / "real_pingpong.txt.gz")
+    tasks = {x.comm: x.program.ops for x in t.to_workload(tasks=["ping", "pong"]).tasks}
+    chan = {c: f"trace:{t.tid(c)}" for c in ("ping", "pong")}
+    waits = [op for op in tasks["ping"] if op[0] == WAIT]
+    posts = [op for op in tasks["pong"] if op[0] == POST and op[1] == chan["ping"]]
+    answers = t.edges[(t.edges["waker"] == t.tid("pong")) & (t.edges["wakee"] == t.tid("ping"))]
+    assert len(waits) == len(posts) >= 0.9 * int(answers["count"][0])
+    # ping thinks 2 ms between an answer and its next request: a timed sleep each time
+    thinks = sum(op[0] == TIMER for op in tasks["ping"])
+    assert abs(thinks / len(waits) - 1) < 0.1
+
+
+# ---------------------------------------------------------------- synthetic traces
+
+A, B, C, H = 10, 11, 12, 13
+COMMS = {0: "swapper/0", A: "client", B: "server", C: "consumer", H: "hog"}
+
+
+class Perf:
+    """perf script text of one CPU, lines in time order (microseconds)."""
+
+    def __init__(self):
+        self.lines = []
+
+    def _line(self, us, cur, event, fields):
+        self.lines.append(f"{COMMS[cur]:>16} {cur:5d}/{cur:<5d} [000] "
+                          f"{1000 + us // 1_000_000}.{us % 1_000_000:06d}000: "
+                          f"sched:{event}: {fields}\n")
+
+    def switch(self, us, prev, state, nxt):
+        self._line(us, prev, "sched_switch",
+                   f"prev_comm={COMMS[prev]} prev_pid={prev} prev_prio=120 prev_state={state}"
+                   f" ==> next_comm={COMMS[nxt]} next_pid={nxt} next_prio=120")
+
+    def wake(self, us, cur, wakee):
+        self._line(us, cur, "sched_waking",
+                   f"comm={COMMS[wakee]} pid={wakee} prio=120 target_cpu=000")
+
+    def load(self, tmp_path):
+        path = tmp_path / "synthetic.txt"
+        path.write_text("".join(self.lines))
+        return tr.load(path)
+
+
+def client_server(cycles, request_gap=10):
+    """A client that computes 1 ms, asks a server, waits for its answer
+    (1.5 ms of the server's work) and thinks 2 ms; the server answers, then
+    goes on computing 3 ms while the client thinks, so that the think timer
+    fires on the server.  The client blocks request_gap us of CPU after its
+    request.  Times in us."""
+    p = Perf()
+    p.switch(0, 0, "R", A)          # the server is blocked since the start
+    base = 0
+    for _ in range(cycles):
+        p.wake(base + 1000, A, B)                        # the request
+        p.switch(base + 1000 + request_gap, A, "S", B)   # wait for the answer
+        b = base + 1000 + request_gap
+        p.wake(b + 1500, B, A)                           # the answer
+        p.switch(b + 1510, B, "R+", A)                   # the client preempts it
+        p.switch(b + 1530, A, "S", B)                    # the client thinks
+        p.wake(b + 3530, B, A)                           # its timer fires on the server
+        p.switch(b + 4530, B, "S", A)
+        base = b + 4530
+    return p
+
+
+def ops(w, comm, code):
+    """The task's ops of `code`; its waits on a partner only (a task alive
+    at the trace's end waits on the channel nobody posts)."""
+    return [op for op in next(x for x in w.tasks if x.comm == comm).program.ops
+            if op[0] == code and not (code == WAIT and op[1] == "trace:end")]
+
+
+def test_a_request_and_its_answer_are_posts_and_a_timer_on_the_server_is_the_clients_sleep(
+        tmp_path):
+    t = client_server(20).load(tmp_path)
+    w = t.to_workload()
+    assert len(ops(w, "client", WAIT)) == 20                  # the answers
+    assert len(ops(w, "server", WAIT)) == 20                  # the requests
+    assert {op[1] for op in ops(w, "server", POST)} == {f"trace:{A}"}
+    # each think: a timer to the trace's time of its wakeup (2 ms after it began)
+    timers = ops(w, "client", TIMER)
+    assert len(timers) == 20
+    start = int(t.task("client")["start_ns"])
+    thinks = t.blocks[(t.blocks["tid"] == A) & (t.blocks["waker"] == B)]
+    think_ends = [int(e) for e, s in zip(thinks["end_ns"], thinks["start_ns"])
+                  if e - s == 2_000_000]
+    assert np.cumsum([op[1] for op in timers]).tolist() == [
+        round((e - start) / 1000) for e in think_ends]
+
+
+@pytest.mark.parametrize("gap", [HANDOFF_NS // 1000 - 5, HANDOFF_NS // 1000 + 20])
+def test_a_request_is_a_handoff_within_handoff_ns_of_cpu_before_the_wait(tmp_path, gap):
+    w = client_server(10, request_gap=gap).load(tmp_path).to_workload()
+    asked = len(ops(w, "server", WAIT))
+    assert asked == (10 if gap * 1000 <= HANDOFF_NS else 0)
+
+
+def test_a_wakee_that_blocked_before_its_waker_woke_sleeps_to_then_and_waits(tmp_path):
+    # a consumer waits for a producer that sleeps 1 ms (its timer fires on
+    # the idle CPU), computes 200 us, signals the consumer and sleeps again
+    p = Perf()
+    p.switch(0, 0, "R", B)
+    p.switch(1, B, "S", C)
+    p.switch(2, C, "S", 0)
+    base = 2
+    for _ in range(10):
+        p.wake(base + 1000, 0, B)
+        p.switch(base + 1000, 0, "R", B)
+        p.wake(base + 1200, B, C)
+        p.switch(base + 1205, B, "S", C)
+        p.switch(base + 1705, C, "S", 0)
+        base += 1705
+    t = p.load(tmp_path)
+    w = t.to_workload()
+    consumer = next(x for x in w.tasks if x.comm == "consumer").program.ops
+    # a sleep to the producer's wakeup (its own part of the wait), then the wait
+    first = [op[0] for op in consumer if op[0] in (TIMER, WAIT)][:2]
+    assert first == [TIMER, WAIT]
+    start = int(t.task("consumer")["start_ns"])
+    producer_woke = int(t.blocks[t.blocks["tid"] == B]["end_ns"][0])
+    assert next(op for op in consumer if op[0] == TIMER)[1] == round((producer_woke - start) / 1000)
+    assert len(ops(w, "consumer", WAIT)) == 10
+
+
+def test_an_interrupt_that_lands_on_a_task_just_before_it_blocks_once_is_no_post(tmp_path):
+    # a sleeper's timer fires on the client four times, once 2 us before the
+    # client blocks (marked), three times in the middle of its work
+    COMMS[C] = "sleeper"
+    try:
+        p = Perf()
+        p.switch(0, 0, "R", A)
+        p.switch(1, A, "S", C)
+        p.switch(2, C, "S", A)
+        base = 2
+        for k in range(4):
+            p.wake(base + (498 if k == 0 else 200), A, C)
+            p.switch(base + 500, A, "S", C)
+            p.switch(base + 600, C, "S", 0)
+            p.wake(base + 1000, 0, A)
+            p.switch(base + 1000, 0, "R", A)
+            base += 1000
+        w = p.load(tmp_path).to_workload()
+    finally:
+        COMMS[C] = "consumer"
+    assert not ops(w, "sleeper", WAIT) and len(ops(w, "sleeper", TIMER)) == 4
+    every = p.load(tmp_path).to_workload(wake_edges="all")
+    assert len(ops(every, "sleeper", WAIT)) == 4
+
+
+@pytest.mark.parametrize("preset", ps.presets())
+def test_the_client_and_server_get_all_their_cpu_under_every_preset(tmp_path, preset):
+    t = client_server(40).load(tmp_path)
+    w = t.to_workload()
+    sim = w.run(preset, seconds=GRACE * w.duration)
+    pids = w.pids(sim)
+    for task in w.tasks:
+        assert sim.task(pids[task.tid]).cpu_ns == task.demand_ns, task.comm
