@@ -231,3 +231,88 @@ def test_the_client_and_server_get_all_their_cpu_under_every_preset(tmp_path, pr
     pids = w.pids(sim)
     for task in w.tasks:
         assert sim.task(pids[task.tid]).cpu_ns == task.demand_ns, task.comm
+
+
+# ---------------------------------------------------------------- open demand
+
+def hog_text(blocks):
+    """A busy loop (pid H) alone on the CPU for 1 s, with blocks (start,
+    length, state) in us; a task woken by the idle CPU (an interrupt)."""
+    p = Perf()
+    p.switch(0, 0, "R", H)
+    for start, length, state in blocks:
+        p.switch(start, H, state, 0)
+        p.wake(start + length, 0, H)
+        p.switch(start + length, 0, "R", H)
+    p.switch(1_000_000, H, "R+", 0)
+    return p
+
+
+@pytest.mark.parametrize("blocks, opened", [
+    ([], True),                                                          # never blocks
+    ([(100, 200, "D"), (900, 300, "D"), (2000, 500, "S")], True),       # exec, page faults
+    ([(100_000 * k, 50, "S") for k in range(1, 10)], True),              # rare, short
+    ([(500_000, 2_000, "S")], False),                                    # one block too long
+    ([(50_000 * k, 900, "S") for k in range(1, 20)], False),             # 1.7 % blocked
+    ([(20_000 * k, 10_000, "S") for k in range(1, 50)], False),          # a sleeper
+])
+def test_open_demand_opens_a_task_cpu_bound_for_most_of_its_life(tmp_path, blocks, opened):
+    t = hog_text(blocks).load(tmp_path)
+    w = t.to_workload(tasks=["hog"], demand="open")
+    assert (w.tasks[0].demand_ns == -1) == opened
+    assert t.to_workload(tasks=["hog"]).tasks[0].demand_ns == t.task("hog")["cpu_ns"]
+
+
+def test_the_open_rules_thresholds_are_parameters(tmp_path):
+    t = hog_text([(500_000, 2_000, "S")]).load(tmp_path)
+    assert t.to_workload(demand="open", open_rule=tr.OpenRule(max_block_ns=3_000_000)) \
+        .tasks[0].demand_ns == -1
+    short = hog_text([]).load(tmp_path)
+    assert short.to_workload(demand="open", open_rule=tr.OpenRule(min_life_ns=2_000_000_000)) \
+        .tasks[0].demand_ns > 0
+    with pytest.raises(ValueError, match="max_blocked=2"):
+        tr.OpenRule(max_blocked=2)
+    with pytest.raises(ValueError, match="start_ns"):
+        tr.OpenRule(start_ns=-1)
+    with pytest.raises(TypeError, match="OpenRule"):
+        t.to_workload(open_rule={"start_ns": 0})
+
+
+def test_open_demand_leaves_make_and_its_short_lived_children_their_demand():
+    facts = json.loads((DATA / "real_make.json").read_text())
+    t = tr.load(DATA / "real_make.txt.gz")
+    w = t.to_workload(tasks=workload_tids(t, facts), demand="open")
+    assert all(task.demand_ns >= 0 for task in w.tasks)
+
+
+def own_split(preset, seconds):
+    """The preset's own split of a busy loop at nice 0 against one at nice
+    5, alone on one CPU: hog0's share of their CPU."""
+    sim = ps.Simulator(preset, cpus=1)
+    a = sim.spawn(ps.programs.cpu_hog(), name="hog0")
+    b = sim.spawn(ps.programs.cpu_hog(), name="hog5", nice=5)
+    sim.run(seconds=seconds)
+    return sim.task(a).cpu_ns / (sim.task(a).cpu_ns + sim.task(b).cpu_ns)
+
+
+@pytest.mark.parametrize("preset", ps.presets())
+def test_open_demand_splits_two_real_busy_loops_by_the_presets_own_policy(preset):
+    t = tr.load(DATA / "real_pingpong.txt.gz")
+    w = t.to_workload(tasks=["hog0", "hog5"], demand="open")
+    assert [task.demand_ns for task in w.tasks] == [-1, -1]
+    sim = w.run(preset)
+    pids = w.pids(sim)
+    a, b = (sim.task(pids[t.tid(c)]).cpu_ns for c in ("hog0", "hog5"))
+    # within two points of the share the policy gives two busy loops of its own
+    assert abs(a / (a + b) - own_split(preset, w.duration)) < 0.02
+
+
+@pytest.mark.parametrize("preset", [p for p in ps.presets() if "eevdf" in p])
+def test_open_demand_splits_two_real_busy_loops_by_eevdf_weights(preset):
+    t = tr.load(DATA / "real_pingpong.txt.gz")
+    w = t.to_workload(tasks=["hog0", "hog5"], demand="open")
+    sim = w.run(preset)
+    pids = w.pids(sim)
+    a, b = (sim.task(pids[t.tid(c)]).cpu_ns for c in ("hog0", "hog5"))
+    # kernel/sched/core.c sched_prio_to_weight[]: nice 0 1024, nice 5 335
+    assert abs(a / (a + b) - 1024 / (1024 + 335)) < 0.02

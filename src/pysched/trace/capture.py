@@ -152,19 +152,20 @@ class Trace:
         return df
 
     def to_workload(self, cpus=None, tasks=None, wake_edges="auto", affinity=True,
-                    demand="recorded"):
+                    demand="recorded", open_rule=None):
         """Programs that replay this trace under any preset: a
         TraceWorkload (pysched.trace.replay says how each event becomes an
         op).  cpus: the simulated CPUs (default: the trace's); tasks: tids,
         comms or a function of a row of ``tasks`` (default: all);
-        wake_edges: "auto" (a wakeup after which the waker blocks or exits
-        at once, or one of a pair that mostly does so, becomes a channel
-        post; the others timed sleeps), "all" or "none";
+        wake_edges: "auto" (a wakeup that bears a handoff's mark, of a pair
+        that bears it as a habit, becomes a channel post; the others timed
+        sleeps), "all" or "none";
         affinity: pin each task to the CPUs it ran on; demand: "recorded"
-        (each activation's CPU) or "open" (a task that never blocked
-        computes without end: the simulated policy decides its share)."""
+        (each activation's CPU) or "open" (a task CPU-bound for most of its
+        life computes without end: the simulated policy decides its share);
+        open_rule: an OpenRule (its thresholds; default OpenRule())."""
         return replay.to_workload(self, cpus=cpus, tasks=tasks, wake_edges=wake_edges,
-                                   affinity=affinity, demand=demand)
+                                   affinity=affinity, demand=demand, open_rule=open_rule)
 
     def __repr__(self):
         return (f"<Trace {os.path.basename(self.path)}: {len(self.tasks)} tasks, "

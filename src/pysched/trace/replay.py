@@ -75,6 +75,50 @@ DEMANDS = ("recorded", "open")
 # blocks: medians of 45 us and more, 10th percentiles 16 us and more
 HANDOFF_NS = 25_000
 
+@dataclass(frozen=True)
+class OpenRule:
+    """Which tasks demand="open" lets compute without end: those CPU-bound
+    for most of their life.  A task is open when
+
+    - it lived at least min_life_ns (from its start, or the trace's, to its
+      exit or the trace's end): a short task (a compiler pass) is demand,
+      not a busy loop;
+    - each block that begins after its first start_ns (exec, the page
+      faults of a new process: D-state or short sleeps) is at most
+      max_block_ns long;
+    - those blocks add up to at most max_blocked of its life;
+    - and it neither forks nor wakes another replayed task (a post or a
+      fork would be lost with its recorded program).
+
+    Measured on this machine's captures: a forked busy loop never blocks;
+    one exec'd blocks a few times in D state in its first 5 ms; the
+    sleeper, the pipe pair, the servers and make's processes block 50 % of
+    their life or more, or live less than 100 ms."""
+    start_ns: int = 10_000_000
+    max_block_ns: int = 1_000_000
+    max_blocked: float = 0.01
+    min_life_ns: int = 100_000_000
+
+    def __post_init__(self):
+        check_int("OpenRule.start_ns", self.start_ns, 0, 2**62)
+        check_int("OpenRule.max_block_ns", self.max_block_ns, 0, 2**62)
+        check_int("OpenRule.min_life_ns", self.min_life_ns, 0, 2**62)
+        if not isinstance(self.max_blocked, (int, float)) or not 0 <= self.max_blocked <= 1:
+            raise ValueError(f"OpenRule.max_blocked={self.max_blocked!r} is not a fraction "
+                             f"in 0..1")
+
+    def opens(self, start_ns, end_ns, blocks):
+        """Whether a task alive from start_ns to end_ns with these blocks
+        (rows of trace.blocks) is open."""
+        life = end_ns - start_ns
+        if life < self.min_life_ns:
+            return False
+        later = blocks[blocks["start_ns"] >= start_ns + self.start_ns]
+        lengths = later["end_ns"] - later["start_ns"]
+        return (not len(lengths) or int(lengths.max()) <= self.max_block_ns) and \
+            int(lengths.sum()) <= self.max_blocked * life
+
+
 # which workload spawned each simulator: compare() finds the tasks by it
 _spawned = weakref.WeakKeyDictionary()
 
@@ -266,7 +310,7 @@ def _allowed(bursts, cpu_index, cpus, affinity):
 
 
 def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
-                demand="recorded"):
+                demand="recorded", open_rule=None):
     """Programs that replay `trace` (see the module docstring).
 
     cpus: the simulated CPUs (default: as many as the trace has, which
@@ -286,6 +330,10 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         raise ValueError(f"demand={demand!r} is not one of {DEMANDS}")
     if wake_edges not in WAKE_EDGES:
         raise ValueError(f"wake_edges={wake_edges!r} is not one of {WAKE_EDGES}")
+    if open_rule is None:
+        open_rule = OpenRule()
+    elif not isinstance(open_rule, OpenRule):
+        raise TypeError(f"open_rule must be an OpenRule, not {type(open_rule).__name__}")
     ncpu_trace = max(1, len(trace.cpus))
     if cpus is None and ncpu_trace > MAX_CPUS:
         raise ValueError(f"the trace has {ncpu_trace} CPUs and the simulator at most {MAX_CPUS}: "
@@ -392,7 +440,9 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         mark = 0
         children = []
         clock = Anchor(prog, int(row["start_ns"]))
-        if demand == "open" and not items:
+        mine_blocks = blocks[blocks["tid"] == tid]
+        if demand == "open" and not any(x[2] != "block" for x in items) and \
+                open_rule.opens(line.first, line.last, mine_blocks):
             # a busy loop: it computes as long as the run lasts
             prog.loop().run(s=1).end()
             out[tid] = ReplayTask(tid, str(row["comm"]), prog, nice, policy, rt,
