@@ -3,12 +3,18 @@
 
     python experiments/replay_real_trace.py [--trace tests/data/real_sched_trace.txt.gz]
         [--demand open] [--seconds S] [--quick]
+    python experiments/replay_real_trace.py --conservation
 
 Replays the workload of experiments/record_real_trace.py (three busy loops
 at nice 0, 5 and 10, a 1 ms / 10 ms sleeper, a pipe ping-pong pair, pinned
 to one CPU) with pysched.trace, and prints, as Markdown tables, each task's
 CPU share, mean wait (runnable time per switch) and mean wakeup latency in
-the trace and under each preset.
+the trace and under each preset.  --conservation replays every capture in
+tests/data with the defaults (its workload: the process the recorder named
+rec-NAME and its descendants) and prints, per preset, the least share of
+its recorded CPU time that a task got by the trace's end and 5 % after it,
+with timed blocks that sleep to the trace's time of their wakeup (the
+default) and their recorded length.
 """
 import argparse
 import json
@@ -47,6 +53,53 @@ def tables(path, comms, demand, seconds, presets):
     return "\n".join(out)
 
 
+def workload_tids(t, facts):
+    """The workload's tasks: the process named rec-NAME and its
+    descendants, or the facts' comms (a capture from before it was named)."""
+    if "root" not in facts:
+        return [t.tid(c) for c in facts["comms"]]
+    kids = {}
+    for _, parent, child in t.forks.tolist():
+        kids.setdefault(parent, []).append(child)
+    out, todo = [], [t.tid(facts["root"])]
+    while todo:
+        tid = todo.pop()
+        out.append(tid)
+        todo += kids.get(tid, [])
+    return out
+
+
+def least_share(w, sim):
+    """The least share of its recorded CPU time any task got (a task not
+    forked yet got none)."""
+    pids = w.pids(sim)
+    return min((sim.task(pids[x.tid]).cpu_ns if x.tid in pids else 0) / x.demand_ns
+               for x in w.tasks if x.demand_ns > 0)
+
+
+def conservation(presets, grace=0.05):
+    """The --conservation table (Markdown)."""
+    out = ["| capture | sleeps | " + " | ".join(presets) + " |",
+           "|---|---" + "|---" * len(presets) + "|"]
+    for path in sorted(os.listdir(DATA)):
+        if not (path.startswith("real_") and path.endswith(".txt.gz")):
+            continue
+        name = path[:-len(".txt.gz")]
+        with open(os.path.join(DATA, name + ".json")) as f:
+            facts = json.load(f)
+        t = trace.load(os.path.join(DATA, path))
+        for sleeps in ("trace", "length"):
+            w = t.to_workload(tasks=workload_tids(t, facts), sleeps=sleeps)
+            cells = []
+            for p in presets:
+                sim = w.run(p)
+                at_end = least_share(w, sim)
+                sim.run(seconds=grace * w.duration)
+                cells.append(f"{100 * at_end:.1f} / {100 * least_share(w, sim):.1f}")
+            out.append(f"| {name} | {sleeps} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trace", default=os.path.join(DATA, "real_sched_trace.txt.gz"),
@@ -55,7 +108,12 @@ def main(argv=None):
                     help="(default: open: the busy loops take what the policy gives them)")
     ap.add_argument("--seconds", type=float, help="(default: the trace's duration)")
     ap.add_argument("--quick", action="store_true", help="replay 0.5 s (default: off)")
+    ap.add_argument("--conservation", action="store_true",
+                    help="every capture's least share of its recorded CPU (default: off)")
     args = ap.parse_args(argv)
+    if args.conservation:
+        print(conservation(ps.presets()))
+        return 0
     facts_path = os.path.splitext(os.path.splitext(args.trace)[0])[0] + ".json"
     with open(facts_path) as f:
         comms = json.load(f)["comms"]

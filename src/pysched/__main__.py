@@ -3,7 +3,7 @@
     python -m pysched interbench [--preset P ...] [--duration S] [--cpus N] [--seed N]
         [--benchmark B ...] [--load L ...] [--hz HZ]
     python -m pysched replay TRACE [--preset P ...] [--cpus N] [--seconds S] [--task COMM ...]
-        [--demand recorded|open] [--wake-edges auto|all|none]"""
+        [--demand recorded|open] [--wake-edges auto|all|none] [--sleeps trace|length]"""
 import argparse
 import sys
 
@@ -44,16 +44,20 @@ def main(argv=None):
     r.add_argument("--task", action="append", help="a comm or tid to replay; repeat for several "
                                                    "(default: every task)")
     r.add_argument("--demand", choices=_replay.DEMANDS, default="recorded",
-                   help="open: a task that never blocked computes without end (default: recorded)")
+                   help="open: a task CPU-bound for most of its life computes without end "
+                        "(default: recorded)")
     r.add_argument("--wake-edges", choices=_replay.WAKE_EDGES, default="auto")
+    r.add_argument("--sleeps", choices=_replay.SLEEPS, default="trace",
+                   help="trace: a timed block sleeps to the trace's time of its wakeup; "
+                        "length: its recorded length (default: trace)")
     args = ap.parse_args(argv)
     if args.cmd == "replay":
         t = trace.load(args.trace)
         tasks = None if not args.task else [int(x) if x.isdigit() else x for x in args.task]
         w = t.to_workload(cpus=args.cpus, tasks=tasks, wake_edges=args.wake_edges,
-                          demand=args.demand)
+                          demand=args.demand, sleeps=args.sleeps)
         print(f"{t!r}: {len(w.tasks)} tasks replayed on {w.cpus} CPU(s), demand={args.demand}, "
-              f"wake_edges={args.wake_edges}")
+              f"wake_edges={args.wake_edges}, sleeps={args.sleeps}")
         for preset in args.preset or presets():
             sim = w.run(preset, seconds=args.seconds)
             print(f"\n=== {preset}: {sim.now_ns / 1e9:.3f} s ===")

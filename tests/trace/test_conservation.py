@@ -16,7 +16,7 @@ import pytest
 
 import pysched as ps
 from pysched import trace as tr
-from pysched.program import POST, TIMER, WAIT
+from pysched.program import POST, SLEEP, TIMER, WAIT
 from pysched.trace.replay import HANDOFF_NS
 
 from repo_paths import DATA
@@ -316,3 +316,14 @@ def test_open_demand_splits_two_real_busy_loops_by_eevdf_weights(preset):
     a, b = (sim.task(pids[t.tid(c)]).cpu_ns for c in ("hog0", "hog5"))
     # kernel/sched/core.c sched_prio_to_weight[]: nice 0 1024, nice 5 335
     assert abs(a / (a + b) - 1024 / (1024 + 335)) < 0.02
+
+
+def test_sleeps_length_sleeps_each_timed_block_its_recorded_length(tmp_path):
+    t = client_server(10).load(tmp_path)
+    w = t.to_workload(sleeps="length")
+    sleeps = [op[3] for op in ops(w, "client", SLEEP)]
+    # each think, 2 ms: a constant distribution of 2,000,000 ns
+    assert len(sleeps) == 10 and not ops(w, "client", TIMER)
+    assert all(d[1] == 2_000_000 for d in sleeps)
+    with pytest.raises(ValueError, match="sleeps='later'"):
+        t.to_workload(sleeps="later")

@@ -255,6 +255,21 @@ def test_the_docs_real_trace_tables_are_what_the_experiment_prints():
     assert mod.tables(str(REAL), FACTS["comms"], "open", None, presets) in text
 
 
+def test_the_docs_conservation_table_is_what_the_experiment_prints():
+    script = RECORDER.parent / "replay_real_trace.py"
+    docs = RECORDER.parent.parent / "docs" / "experiments" / "real-trace.md"
+    if not script.exists():
+        pytest.skip("the sdist ships no experiments/ (a clone does)")
+    spec = importlib.util.spec_from_file_location("replay_real_trace", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = docs.read_text()
+    header = text[text.index("| capture | sleeps |"):].split("\n", 1)[0]
+    presets = [c.strip() for c in header.strip("|").split("|")[2:]]
+    assert set(presets) <= set(ps.presets()) and len(presets) >= 5
+    assert mod.conservation(presets) in text
+
+
 # ---------------------------------------------------------------- a fresh trace
 
 def _recorder():

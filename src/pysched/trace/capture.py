@@ -152,7 +152,7 @@ class Trace:
         return df
 
     def to_workload(self, cpus=None, tasks=None, wake_edges="auto", affinity=True,
-                    demand="recorded", open_rule=None):
+                    demand="recorded", open_rule=None, sleeps="trace"):
         """Programs that replay this trace under any preset: a
         TraceWorkload (pysched.trace.replay says how each event becomes an
         op).  cpus: the simulated CPUs (default: the trace's); tasks: tids,
@@ -163,9 +163,12 @@ class Trace:
         affinity: pin each task to the CPUs it ran on; demand: "recorded"
         (each activation's CPU) or "open" (a task CPU-bound for most of its
         life computes without end: the simulated policy decides its share);
-        open_rule: an OpenRule (its thresholds; default OpenRule())."""
+        open_rule: an OpenRule (its thresholds; default OpenRule());
+        sleeps: "trace" (a timed block sleeps to the trace's time of its
+        wakeup) or "length" (its recorded length)."""
         return replay.to_workload(self, cpus=cpus, tasks=tasks, wake_edges=wake_edges,
-                                   affinity=affinity, demand=demand, open_rule=open_rule)
+                                   affinity=affinity, demand=demand, open_rule=open_rule,
+                                   sleeps=sleeps)
 
     def __repr__(self):
         return (f"<Trace {os.path.basename(self.path)}: {len(self.tasks)} tasks, "

@@ -66,6 +66,7 @@ from ..codes import NOT_WOKEN
 END_CHANNEL = "trace:end"   # posted by nobody: a task alive at the trace's end waits on it
 WAKE_EDGES = ("auto", "all", "none")
 DEMANDS = ("recorded", "open")
+SLEEPS = ("trace", "length")
 # the CPU between a wakeup and the waker's block (or between a request and
 # the wait for its answer) within which the wakeup is marked a handoff.
 # Measured on the captures in tests/data: a pipe pair's median 2.2 us
@@ -132,19 +133,23 @@ def _channel(tid):
 
 
 class Anchor:
-    """A task's timed wakeups at their times in the trace: until(T) adds a
-    timer() op (absolute, from the task's start) that sleeps to T, the
-    trace's time, or goes on at once if the task is already past it.  The
+    """A task's timed sleeps.  sleeps="trace": sleep(start, end) adds a
+    timer() op (absolute, from the task's start) that sleeps to `end`, the
+    trace's time, or goes on at once if the task is already past it; the
     deadlines are whole microseconds from the task's start (timer()'s
     unit), each rounded from the trace's nanoseconds, so that they never
-    drift."""
+    drift.  sleeps="length": a sleep() of end - start."""
     MAX_US = 2**31 - 1
 
-    def __init__(self, prog, start_ns):
-        self.prog, self.start_ns, self.due_us = prog, start_ns, 0
+    def __init__(self, prog, start_ns, sleeps):
+        self.prog, self.start_ns, self.sleeps, self.due_us = prog, start_ns, sleeps, 0
 
-    def until(self, t):
-        due = max(self.due_us, round((t - self.start_ns) / 1000))
+    def sleep(self, start, end):
+        if self.sleeps == "length":
+            if end > start:
+                self.prog.sleep(ns=end - start)
+            return
+        due = max(self.due_us, round((end - self.start_ns) / 1000))
         while due > self.due_us:
             step = min(due - self.due_us, self.MAX_US)
             self.prog.timer(step)
@@ -314,7 +319,7 @@ def _allowed(bursts, cpu_index, cpus, affinity):
 
 
 def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
-                demand="recorded", open_rule=None):
+                demand="recorded", open_rule=None, sleeps="trace"):
     """Programs that replay `trace` (see the module docstring).
 
     cpus: the simulated CPUs (default: as many as the trace has, which
@@ -323,10 +328,15 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
     -- tids, comms, or a function of a row of trace.tasks (default: all).
     wake_edges: "auto", "all" or "none" (above).  affinity: pin each task
     to the CPUs it ran on (False: every CPU).  demand: "recorded" replays
-    the CPU each activation used; "open" lets a task that never blocked
-    (a busy loop, which took what the recorded scheduler gave it, not what
-    it wanted) compute without end, so that the simulated policy decides
-    its share."""
+    the CPU each activation used; "open" lets a task CPU-bound for most of
+    its life (`open_rule`, an OpenRule; default OpenRule()) compute without
+    end from its start -- a busy loop took what the recorded scheduler gave
+    it, not what it wanted -- so that the simulated policy decides its
+    share.  sleeps: "trace" (an S or I block sleeps to the trace's time of
+    its wakeup, or not at all if the task is later than that: above) or
+    "length" (it sleeps its recorded length, as a think time would: the
+    delays a policy adds then add up, and the demand they push past the
+    trace's end is lost to it)."""
     if trace.bursts is None:
         raise ValueError("to_workload needs the trace's intervals: load it with "
                          "pysched.trace.load(path) (intervals=True, the default)")
@@ -334,6 +344,8 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         raise ValueError(f"demand={demand!r} is not one of {DEMANDS}")
     if wake_edges not in WAKE_EDGES:
         raise ValueError(f"wake_edges={wake_edges!r} is not one of {WAKE_EDGES}")
+    if sleeps not in SLEEPS:
+        raise ValueError(f"sleeps={sleeps!r} is not one of {SLEEPS}")
     if open_rule is None:
         open_rule = OpenRule()
     elif not isinstance(open_rule, OpenRule):
@@ -443,7 +455,7 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 prog.nice(nice)
         mark = 0
         children = []
-        clock = Anchor(prog, int(row["start_ns"]))
+        clock = Anchor(prog, int(row["start_ns"]), sleeps)
         mine_blocks = blocks[blocks["tid"] == tid]
         if demand == "open" and not any(x[2] != "block" for x in items) and \
                 open_rule._opens(line.first, line.last, mine_blocks):
@@ -474,14 +486,14 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 if begun is not None:
                     # what it slept before the waker's activation began was its own
                     if begun > int(what["start_ns"]):
-                        clock.until(begun)
+                        clock.sleep(int(what["start_ns"]), begun)
                     prog.wait(_channel(tid))
                 elif waker == NOT_WOKEN:
                     prog.wait(END_CHANNEL)
                 elif what["state"] == "D":
                     prog.io(ns=dur)
                 elif dur > 0:
-                    clock.until(int(what["end_ns"]))
+                    clock.sleep(int(what["start_ns"]), int(what["end_ns"]))
         run_to(trace.end_ns)
         if row["exit_ns"] >= 0:
             prog.exit()
