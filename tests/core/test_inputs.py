@@ -360,7 +360,7 @@ ENTRY_POINTS = [
     ("trace.capture.Trace.task", "int", lambda I: small_trace().task(I(2)).tolist()),
     ("trace.capture.Trace.to_workload", "int", lambda I: replayed(small_trace().to_workload(
         cpus=I(1), tasks=[I(1), I(2)]))),
-    ("trace.replay.OpenRule", "int", lambda I: vars(ps.trace.OpenRule(
+    ("trace.open_rule.OpenRule", "int", lambda I: vars(ps.trace.OpenRule(
         start_ns=I(5), max_block_ns=I(10), max_blocked=0.5, min_life_ns=I(0)))),
     ("realkernel.read_hz", "int", lambda I: realkernel.read_hz(cpu=I(0))),
     ("realkernel.groups.simulate_groups", "int", lambda I: realkernel_groups.simulate_groups(

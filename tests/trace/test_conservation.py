@@ -17,7 +17,7 @@ import pytest
 import pysched as ps
 from pysched import trace as tr
 from pysched.program import POST, SLEEP, TIMER, WAIT
-from pysched.trace.replay import HANDOFF_NS
+from pysched.trace.wakes import HANDOFF_NS
 
 from repo_paths import DATA
 

@@ -36,7 +36,7 @@ event is a wakeup was blocked from the start; whatever is still open at the
 end is closed there.
 """
 from . import replay
-from .replay import OpenRule  # noqa: F401
+from .open_rule import OpenRule  # noqa: F401
 from .capture import (BLOCK_DTYPE, BURST_DTYPE, EDGE_DTYPE, EXIT_DTYPE,  # noqa: F401
                       FORK_DTYPE, MIGRATION_DTYPE, TASK_DTYPE, WAIT_DTYPE, WAKEUP_DTYPE,
                       WIDE_TASK_DTYPE, Trace, load)

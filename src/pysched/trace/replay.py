@@ -58,71 +58,17 @@ import numpy as np
 
 from ..results import metrics
 from .._core import MAX_CPUS
-from .._checks import check_int, check_number
+from .._checks import check_int
 from ..program import Program
 from ..simulator import Simulator
 from ..codes import NOT_WOKEN
+from . import wakes
+from .open_rule import OpenRule
+from .wakes import HANDOFF_NS, WAKE_EDGES  # noqa: F401 (the names replay's callers know)
 
 END_CHANNEL = "trace:end"   # posted by nobody: a task alive at the trace's end waits on it
-WAKE_EDGES = ("auto", "all", "none")
 DEMANDS = ("recorded", "open")
 SLEEPS = ("trace", "length")
-# the CPU between a wakeup and the waker's block (or between a request and
-# the wait for its answer) within which the wakeup is marked a handoff.
-# Measured on the captures in tests/data: a pipe pair's median 2.2 us
-# (real_sched_trace) and 5.4 us (real_pingpong, 90th percentile 9.2 us), a
-# condition variable's 13.4 us (real_condvar, 90th 21.9 us), epoll clients'
-# requests 6.0-6.1 us (real_epoll, 90th 7.9-8.7 us).  Interrupts landing on
-# a task that then blocks: medians of 26 us and more, 10th percentiles of
-# 13 us and more -- the margin is thin where the task they land on computes
-# briefly (the epoll clients, 0.1 ms), and the habit rule is what keeps
-# those apart: a landing is marked one time in four or five, never in most
-HANDOFF_NS = 25_000
-
-@dataclass(frozen=True)
-class OpenRule:
-    """Which tasks demand="open" lets compute without end: those CPU-bound
-    for most of their life.  A task is open when
-
-    - it lived at least min_life_ns (from its start, or the trace's, to its
-      exit or the trace's end): a short task (a compiler pass) is demand,
-      not a busy loop;
-    - each block that begins after its first start_ns (exec, the page
-      faults of a new process: D-state or short sleeps) is at most
-      max_block_ns long;
-    - those blocks add up to at most max_blocked of its life;
-    - and it neither forks nor wakes another replayed task (a post or a
-      fork would be lost with its recorded program).
-
-    Measured on this machine's captures: a forked busy loop never blocks;
-    one exec'd blocks a few times in D state in its first 5 ms; the
-    sleeper, the pipe pair, the servers and make's processes block 50 % of
-    their life or more, or live less than 100 ms."""
-    start_ns: int = 10_000_000
-    max_block_ns: int = 1_000_000
-    max_blocked: float = 0.01
-    min_life_ns: int = 100_000_000
-
-    def __post_init__(self):
-        # plain ints and a float, whatever number types were passed (frozen:
-        # set through object's own __setattr__)
-        for name in ("start_ns", "max_block_ns", "min_life_ns"):
-            object.__setattr__(self, name, check_int(f"OpenRule {name}", getattr(self, name),
-                                                     0, 2**62))
-        object.__setattr__(self, "max_blocked", check_number("OpenRule max_blocked",
-                                                             self.max_blocked, 0, 1))
-
-    def _opens(self, start_ns, end_ns, blocks):
-        """Whether a task alive from start_ns to end_ns with these blocks
-        (rows of trace.blocks) is open."""
-        life = end_ns - start_ns
-        if life < self.min_life_ns:
-            return False
-        later = blocks[blocks["start_ns"] >= start_ns + self.start_ns]
-        lengths = later["end_ns"] - later["start_ns"]
-        return (not len(lengths) or int(lengths.max()) <= self.max_block_ns) and \
-            int(lengths.sum()) <= self.max_blocked * life
-
 
 # which workload spawned each simulator: compare() finds the tasks by it
 _spawned = weakref.WeakKeyDictionary()
@@ -275,43 +221,6 @@ def _selected(trace, tasks):
     return rows[np.isin(rows["tid"], sorted(tids))]
 
 
-class _Timeline:
-    """One task's bursts and blocks, to ask what CPU it had used by a time
-    and when it next stopped (blocked or exited)."""
-
-    def __init__(self, trace, tid):
-        mine = trace.bursts[trace.bursts["tid"] == tid]
-        self.starts, self.ends = mine["start_ns"], mine["end_ns"]
-        self.cum = np.concatenate(([0], np.cumsum(self.ends - self.starts)[:-1]))
-        blocks = trace.blocks[trace.blocks["tid"] == tid]
-        self.stops = np.sort(blocks["start_ns"])
-        self.wakes = np.sort(blocks["end_ns"])
-        row = trace.tasks[trace.tasks["tid"] == tid][0]
-        self.first = int(row["start_ns"])
-        self.last = int(row["exit_ns"]) if row["exit_ns"] >= 0 else trace.end_ns
-
-    def used(self, t):
-        """CPU time used by time t."""
-        i = np.searchsorted(self.starts, t, side="right") - 1
-        if i < 0:
-            return 0
-        # the burst's part first: a time near 2^63 ns plus the CPU before
-        # it would overflow int64
-        return int(self.cum[i]) + min(t, int(self.ends[i])) - int(self.starts[i])
-
-    def next_stop(self, t):
-        """The first block starting at or after t, or its exit (or the
-        trace's end)."""
-        i = np.searchsorted(self.stops, t, side="left")
-        return min(int(self.stops[i]), self.last) if i < len(self.stops) else self.last
-
-    def activation(self, t):
-        """When the activation the task is in at time t began: its last
-        wakeup at or before t, or its start."""
-        i = np.searchsorted(self.wakes, t, side="right") - 1
-        return int(self.wakes[i]) if i >= 0 else self.first
-
-
 def _allowed(bursts, cpu_index, cpus, affinity):
     """The simulated CPUs a task ran on, or None for all of them."""
     used = sorted({cpu_index[int(c)] for c in bursts["cpu"].tolist()})
@@ -362,64 +271,15 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         raise ValueError("no task of the trace is chosen to replay")
 
     bursts, blocks = trace.bursts, trace.blocks
-    lines = {tid: _Timeline(trace, tid) for tid in chosen}
-
-    woken = blocks[blocks["waker"] > 0]
-    woken = woken[np.isin(woken["waker"], list(chosen)) & np.isin(woken["tid"], list(chosen))]
-    # when each replayed task woke each other one: a request's times
-    asked = {}
-    for b in woken:
-        asked.setdefault((int(b["waker"]), int(b["tid"])), []).append(int(b["end_ns"]))
-
-    def signed(waker, wakee, start, t):
-        """Whether waker's wakeup at t of wakee, blocked since start, bears
-        a handoff's mark: the waker blocks or exits within HANDOFF_NS of
-        CPU after it (a post, a write, then a block or an exit), or the
-        wakee had woken the waker within HANDOFF_NS of CPU before it
-        blocked (a request, then a wait for its answer)."""
-        line = lines[waker]
-        if line.used(line.next_stop(t)) - line.used(t) <= HANDOFF_NS:
-            return True
-        asks = asked.get((wakee, waker))
-        if not asks:
-            return False
-        i = np.searchsorted(asks, start, side="right") - 1
-        own = lines[wakee]
-        return i >= 0 and own.used(start) - own.used(asks[i]) <= HANDOFF_NS
-
-    marks = {}   # (waker, wakee, t) -> signed
-    habit = {}   # (waker, wakee) -> [signed wakeups, wakeups]
-    if wake_edges == "auto":
-        for b in woken:
-            k, w, t = int(b["waker"]), int(b["tid"]), int(b["end_ns"])
-            marks[k, w, t] = signed(k, w, int(b["start_ns"]), t)
-            h = habit.setdefault((k, w), [0, 0])
-            h[0] += marks[k, w, t]
-            h[1] += 1
-
-    def posts(waker, wakee, t):
-        """Whether waker's wakeup of wakee at t is replayed as a post: in
-        "auto", a signed wakeup of a pair most of whose wakeups are signed
-        (an interrupt that lands on a task just before it blocks is
-        signed once in a while, never as a habit; an interrupt landing on
-        a task that does hand over to this one, as a timer ending the
-        wakee's own sleep, is not signed: the wakee keeps its sleep)."""
-        if waker not in chosen or wakee not in chosen or wake_edges == "none":
-            return False
-        if wake_edges == "all":
-            return True
-        signs, wakeups = habit[waker, wakee]
-        return 2 * signs >= wakeups and marks[waker, wakee, t]
+    lines = {tid: wakes.Timeline(trace, tid) for tid in chosen}
 
     forks = trace.forks
     parent_of = {int(c): int(p) for _, p, c in forks if int(p) in chosen and int(c) in chosen}
     # a task's posts: the blocks of others that it ended
     post_at, posted = {}, {}
-    for b in woken:
-        k, w, t = int(b["waker"]), int(b["tid"]), int(b["end_ns"])
-        if posts(k, w, t):
-            post_at.setdefault(k, []).append((t, 0, "post", w))
-            posted[w, t] = lines[k].activation(t)
+    for k, w, t, begun in wakes.posts(trace, chosen, lines, wake_edges):
+        post_at.setdefault(k, []).append((t, 0, "post", w))
+        posted[w, t] = begun
     for t, p, c in forks:
         if int(c) in parent_of:
             post_at.setdefault(int(p), []).append((int(t), 0, "fork", int(c)))
