@@ -17,7 +17,7 @@ int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, i
     switch (o->kind) {
       case PS_OP_PERIODIC: case PS_OP_FRAME: case PS_OP_TIMER:
         if (o->arg < (o->kind == PS_OP_PERIODIC ? 0 : 1) || o->arg2 < 0 ||
-            (o->kind == PS_OP_TIMER && o->arg2 > 1) || (o->kind == PS_OP_FRAME && o->arg2)) {
+            (o->kind == PS_OP_TIMER && o->arg2 > 2) || (o->kind == PS_OP_FRAME && o->arg2)) {
           snprintf(err, errlen, "op %d: bad interval %d us / second argument %d", i, o->arg, o->arg2);
           return -1;
         }

@@ -45,7 +45,8 @@ enum {
   PS_OP_FRAME = 13,    /* interbench's Gaming frame: d the work, arg its deadline in us after
                           the frame starts; no sleep */
   PS_OP_TIMER = 14,    /* rt-app's timer: sleep to the task's reference + arg us; arg2 1:
-                          relative (a late task restarts the reference from now) */
+                          relative (a late task restarts the reference from now); 2: the
+                          reference starts at the run's time 0, not at the task's start */
   PS_OP_AFFINITY = 15, /* sched_setaffinity on itself: arg, arg2 the low and high 32 bits of
                           cpus_allowed */
   PS_NOPS

@@ -145,19 +145,21 @@ static int do_frame(const psModel *m, psData *d, psTask *p, const psSyscall *sc)
 }
 
 /* rt-app's timer (rt-app.c, case rtapp_timer): the next period of the
- * task's reference, which starts when the task does; a task already past it
- * goes on at once, and in relative mode restarts the reference from now. */
+ * task's reference, which starts when the task does (or, arg2 2, at the
+ * run's time 0: a replayed trace's times, whenever its parent forked it); a
+ * task already past it goes on at once, and in relative mode (arg2 1)
+ * restarts the reference from now. */
 static int do_timer(const psModel *m, psData *d, psTask *p, const psSyscall *sc) {
   psProgState *s = &p->ps;
   int64_t now = d->now_ns;
-  if (s->timer_ns < 0) s->timer_ns = p->start_ns;
+  if (s->timer_ns < 0) s->timer_ns = sc->arg2 == 2 ? 0 : p->start_ns;
   s->timer_ns += (int64_t)sc->arg * 1000;
   s->pc++;
   if (s->timer_ns > now) {
     do_sleep_until(m, d, p, s->timer_ns);
     return 1;
   }
-  if (sc->arg2) s->timer_ns = now;
+  if (sc->arg2 == 1) s->timer_ns = now;
   return 0;
 }
 

@@ -97,15 +97,25 @@ class Program:
         deadline_us = _check_int("deadline_us", deadline_us, 1, 2**31 - 1)
         return self._op(FRAME, deadline_us, 0, _work("frame", work_us))
 
-    def timer(self, period_us, *, relative=False):
+    def timer(self, period_us, *, relative=False, from_run_start=False):
         """rt-app's timer: sleep to the next period of the task's reference
         (its start, then period_us further on each time).  A task already
         past it goes on at once; relative=True then restarts the reference
         from now, absolute (the default here; rt-app's JSON defaults to
-        relative) keeps the schedule and catches up.  period_us: 1 ..
-        2^31 - 1 us."""
+        relative) keeps the schedule and catches up.  from_run_start=True
+        starts the reference at the run's time 0 instead of the task's
+        start (absolute only): a schedule of times in the run, kept by a
+        forked task however late its parent forked it (a replayed trace's).
+        period_us: 1 .. 2^31 - 1 us."""
         period_us = _check_int("period_us", period_us, 1, 2**31 - 1)
-        return self._op(TIMER, period_us, int(check_bool("relative", relative)))
+        relative = check_bool("relative", relative)
+        if check_bool("from_run_start", from_run_start):
+            if relative:
+                raise ValueError("timer(relative=True, from_run_start=True): a relative timer "
+                                 "restarts its reference from now; from_run_start is for "
+                                 "absolute ones")
+            return self._op(TIMER, period_us, 2)
+        return self._op(TIMER, period_us, int(relative))
 
     def wait(self, channel):
         """Block until the channel is posted (a counting semaphore, FIFO waiters)."""

@@ -137,6 +137,21 @@ def test_the_timer_keeps_an_absolute_schedule_or_restarts_it_when_relative():
     assert cpu_at_65_ms(True) == 50 * MS
 
 
+def test_a_timer_from_the_runs_start_keeps_the_runs_times_in_a_task_forked_late():
+    # a child forked at 25 ms with timer(30_000, from_run_start=True) wakes
+    # at 30 ms of the run, not 55; with the task's start as its reference,
+    # at 55 ms.  Each then computes 10 ms: by 45 ms, 10 ms against none.
+    def child_cpu_at_45_ms(from_run_start):
+        sim = ps.Simulator("linux-2.5.65")
+        child = Program().timer(30_000, from_run_start=from_run_start).run(ms=10)
+        sim.spawn(Program().sleep(ms=25).fork(child))
+        sim.run(seconds=0.045)
+        kids = [t for t in sim.stats() if t["ppid"]]
+        return int(kids[0]["cpu_ns"])
+    assert child_cpu_at_45_ms(True) == 10 * MS
+    assert child_cpu_at_45_ms(False) == 0
+
+
 def test_a_half_done_call_survives_a_copy_and_a_pickle():
     sim = ps.Simulator("linux-2.5.65")
     sim.spawn(Program().loop().periodic(10_000, 4_000).end())
@@ -156,6 +171,8 @@ def test_a_half_done_call_survives_a_copy_and_a_pickle():
     (lambda: Program().frame(10, 0), "deadline_us=0"),
     (lambda: Program().timer(0), "period_us=0"),
     (lambda: Program().timer(10, relative=2), "relative"),
+    (lambda: Program().timer(10, relative=True, from_run_start=True), "from_run_start"),
+    (lambda: Program().timer(10, from_run_start=1), "from_run_start"),
 ])
 def test_bad_timed_ops_name_the_value_and_the_range(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -14,7 +14,7 @@ in order, with the scheduler's decisions taken out:
   a think time, not the waker's work);
 - any other wakeup (a timer, a device, a task not replayed) becomes a
   timed block: an S or I block sleeps to the trace's time of its wakeup
-  (timer(), absolute from the task's start) or goes on at once if the
+  (timer(), absolute from the run's start) or goes on at once if the
   task is already later than that, so that a policy that delays a task
   lets it catch up rather than push the rest of its demand past the
   trace's end; a D block is io() of the recorded length (a device);
@@ -48,7 +48,7 @@ the trace, its bursts from its start to its exit or the trace's end),
 given a little time past the trace's end for the activations the policy
 serves later than the trace did (5 % of the trace's duration is plenty
 on the captures in tests/data; at the end itself, a parent reaping its
-children as perf stops falls up to 19 % short under linux-2.4.20).
+children as perf stops falls up to 4 % short under linux-2.4.20).
 "all" takes every waker at its word, "none" makes every wakeup timed.
 """
 import weakref
@@ -80,11 +80,12 @@ def _channel(tid):
 
 class Anchor:
     """A task's timed sleeps.  sleeps="trace": sleep(start, end) adds a
-    timer() op (absolute, from the task's start) that sleeps to `end`, the
-    trace's time, or goes on at once if the task is already past it; the
-    deadlines are whole microseconds from the task's start (timer()'s
-    unit), each rounded from the trace's nanoseconds, so that they never
-    drift.  sleeps="length": a sleep() of end - start."""
+    timer() op (absolute, from the run's start: the trace's start, however
+    late a parent forks the task) that sleeps to `end`, the trace's time,
+    or goes on at once if the task is already past it; the deadlines are
+    whole microseconds from the trace's start (timer()'s unit), each
+    rounded from the trace's nanoseconds, so that they never drift.
+    sleeps="length": a sleep() of end - start."""
     MAX_US = 2**31 - 1
 
     def __init__(self, prog, start_ns, sleeps):
@@ -98,7 +99,7 @@ class Anchor:
         due = max(self.due_us, round((end - self.start_ns) / 1000))
         while due > self.due_us:
             step = min(due - self.due_us, self.MAX_US)
-            self.prog.timer(step)
+            self.prog.timer(step, from_run_start=True)
             self.due_us += step
 
 
@@ -315,7 +316,7 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 prog.nice(nice)
         mark = 0
         children = []
-        clock = Anchor(prog, int(row["start_ns"]), sleeps)
+        clock = Anchor(prog, trace.start_ns, sleeps)
         mine_blocks = blocks[blocks["tid"] == tid]
         if demand == "open" and not any(x[2] != "block" for x in items) and \
                 open_rule._opens(line.first, line.last, mine_blocks):
