@@ -31,11 +31,19 @@ def duration(r):
     return {"ms": r.choice([ms, ps.uniform(ms / 4, ms * 2), ps.exponential(ms)])}
 
 
+def timer(prog, r):
+    """rt-app's timer, its reference the task's start or the run's (a
+    forked child's differ), absolute or relative."""
+    kind = r.choice(["absolute", "relative", "run"])
+    return prog.timer(r.choice([300, 2_000, 9_000]), relative=kind == "relative",
+                      from_run_start=kind == "run")
+
+
 def child_program(r):
     prog = Program()
     for _ in range(r.randint(1, 3)):
         r.choice([lambda: prog.run(**duration(r)), lambda: prog.sleep(**duration(r)),
-                  lambda: prog.io(**duration(r))])()
+                  lambda: prog.io(**duration(r)), lambda: timer(prog, r)])()
     return prog.exit()
 
 
@@ -46,9 +54,11 @@ def program(r, cpus):
     prog = Program().loop(times)
     for _ in range(r.randint(2, 6)):
         op = r.choice(["run", "run", "run", "sleep", "io", "wait", "post",
-                       "fork" if times else "run", "yield", "nice", "affinity"])
+                       "fork" if times else "run", "yield", "nice", "affinity", "timer"])
         if op in ("run", "sleep", "io"):
             getattr(prog, op)(**duration(r))
+        elif op == "timer":
+            timer(prog, r)
         elif op == "wait":
             prog.wait(r.choice("ab")).run(**duration(r))
         elif op == "post":
