@@ -24,6 +24,8 @@ EEVDF = "linux-6.6-eevdf"
 # kernel/sched/core.c sched_prio_to_weight[] (docs/schedulers/cfs.md §2)
 WEIGHT = {0: 1024, 5: 335, 10: 110}
 HOGS = list(FACTS["hogs"])
+# the presets the package ships (other tests register policies of their own)
+PRESETS = ps.presets()
 # a replay runs this much of the trace's duration: a capture's last
 # activations (a workload's parent reaping its children as perf stops) end
 # at its end, so a policy that serves them later needs a little time past it
@@ -305,7 +307,7 @@ def test_a_trace_recorded_here_now_replays_with_every_tasks_cpu(tmp_path, scenar
         todo += kids.get(tids[-1], [])
     assert {t.tid(c) for c in facts["comms"]} <= set(tids)
     w = t.to_workload(tasks=tids)
-    for preset in ps.presets():
+    for preset in PRESETS:
         sim = w.run(preset, seconds=GRACE * w.duration)
         pids = w.pids(sim)
         for task in w.tasks:
