@@ -298,8 +298,9 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         row = info[tid]
         mine = bursts[bursts["tid"] == tid]
         line = lines[tid]
+        mine_blocks = blocks[blocks["tid"] == tid]
         items = sorted(post_at.get(tid, []) +
-                       [(int(b["start_ns"]), 1, "block", b) for b in blocks[blocks["tid"] == tid]],
+                       [(int(b["start_ns"]), 1, "block", b) for b in mine_blocks],
                        key=lambda x: (x[0], x[1]))
         if row["policy"] == "normal":
             nice, policy, rt = int(row["nice"]), "normal", 0
@@ -317,7 +318,7 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         mark = 0
         children = []
         clock = Anchor(prog, trace.start_ns, sleeps)
-        mine_blocks = blocks[blocks["tid"] == tid]
+        # open: a task CPU-bound for most of its life that posts and forks nothing
         if demand == "open" and not any(x[2] != "block" for x in items) and \
                 open_rule._opens(line.first, line.last, mine_blocks):
             # a busy loop: it computes as long as the run lasts
