@@ -111,6 +111,9 @@ class Perf:
         self._line(us, cur, "sched_waking",
                    f"comm={COMMS[wakee]} pid={wakee} prio=120 target_cpu=000")
 
+    def exit(self, us, pid):
+        self._line(us, pid, "sched_process_exit", f"comm={COMMS[pid]} pid={pid} prio=120")
+
     def load(self, tmp_path):
         path = tmp_path / "synthetic.txt"
         path.write_text("".join(self.lines))
@@ -253,6 +256,7 @@ def hog_text(blocks):
     ([(100, 200, "D"), (900, 300, "D"), (2000, 500, "S")], True),       # exec, page faults
     ([(100_000 * k, 50, "S") for k in range(1, 10)], True),              # rare, short
     ([(500_000, 2_000, "S")], False),                                    # one block too long
+    ([(2_000, 50_000, "S")], False),                 # one that began at the start, too long
     ([(50_000 * k, 900, "S") for k in range(1, 20)], False),             # 1.7 % blocked
     ([(20_000 * k, 10_000, "S") for k in range(1, 50)], False),          # a sleeper
 ])
@@ -278,11 +282,33 @@ def test_the_open_rules_thresholds_are_parameters(tmp_path):
         t.to_workload(open_rule={"start_ns": 0})
 
 
-def test_open_demand_leaves_make_and_its_short_lived_children_their_demand():
-    facts = json.loads((DATA / "real_make.json").read_text())
-    t = tr.load(DATA / "real_make.txt.gz")
+def test_open_demand_opens_the_busy_loops_of_every_capture_and_nothing_else(capture):
+    name, t, facts, _ = capture
     w = t.to_workload(tasks=workload_tids(t, facts), demand="open")
-    assert all(task.demand_ns >= 0 for task in w.tasks)
+    assert sorted(x.comm for x in w.tasks if x.demand_ns < 0) == sorted(facts.get("hogs", {}))
+
+
+def test_a_busy_loop_killed_by_its_parent_opens_and_the_parent_sleeps_to_its_times(tmp_path):
+    # the parent's timer fires on the busy loop (the parent had slept since
+    # the start), the parent kills it and waits for it; it exits and wakes
+    # the parent.  Both wakeups come within 25 us of the loop's CPU before
+    # its exit: recorded, they are its posts; open, it does not exit, and
+    # the parent sleeps to their times instead
+    p = Perf()
+    p.switch(0, 0, "R", H)
+    p.wake(500_000, H, B)
+    p.switch(500_010, H, "R+", B)
+    p.switch(500_030, B, "S", H)
+    p.exit(500_034, H)
+    p.wake(500_035, H, B)
+    p.switch(500_036, H, "X", B)
+    p.switch(500_100, B, "S", 0)
+    t = p.load(tmp_path)
+    w = t.to_workload(demand="open")
+    assert [x.comm for x in w.tasks if x.demand_ns < 0] == ["hog"]
+    assert not ops(w, "server", WAIT) and len(ops(w, "server", TIMER)) == 2
+    w = t.to_workload()
+    assert len(ops(w, "server", WAIT)) == 2 and not ops(w, "server", TIMER)
 
 
 def own_split(preset, seconds):

@@ -228,6 +228,24 @@ def _allowed(bursts, cpu_index, cpus, affinity):
     return tuple(used) if affinity and used and len(used) < cpus else None
 
 
+def _opened(trace, info, lines, post_list, parent_of, open_rule):
+    """The tasks demand="open" opens: those the rule opens that fork no
+    replayed task and wake none until their exit, but within HANDOFF_NS of
+    CPU before it (an open task computes without end, so what it did
+    after its work is lost with it; a parent it woke as it exited -- or
+    whose timer fired on it just before the parent killed it -- sleeps to
+    that time instead)."""
+    forkers = set(parent_of.values())
+    early = set()
+    for k, _, t, _ in post_list:
+        exit_ns = int(info[k]["exit_ns"])
+        if exit_ns < 0 or lines[k].used(exit_ns) - lines[k].used(t) > wakes.HANDOFF_NS:
+            early.add(k)
+    blocks = trace.blocks
+    return {tid for tid in info if tid not in forkers and tid not in early and
+            open_rule._opens(lines[tid].first, lines[tid].last, blocks[blocks["tid"] == tid])}
+
+
 def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
                 demand="recorded", open_rule=None, sleeps="trace"):
     """Programs that replay `trace` (see the module docstring).
@@ -276,16 +294,21 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
 
     forks = trace.forks
     parent_of = {int(c): int(p) for _, p, c in forks if int(p) in chosen and int(c) in chosen}
-    # a task's posts: the blocks of others that it ended
+    info = {int(r["tid"]): r for r in rows}
+    post_list = wakes.posts(trace, chosen, lines, wake_edges)
+    opened = _opened(trace, info, lines, post_list, parent_of, open_rule) \
+        if demand == "open" else set()
+    # a task's posts: the blocks of others that it ended (an open task's, at
+    # its exit, become their timed sleeps: it does not exit)
     post_at, posted = {}, {}
-    for k, w, t, begun in wakes.posts(trace, chosen, lines, wake_edges):
-        post_at.setdefault(k, []).append((t, 0, "post", w))
-        posted[w, t] = begun
+    for k, w, t, begun in post_list:
+        if k not in opened:
+            post_at.setdefault(k, []).append((t, 0, "post", w))
+            posted[w, t] = begun
     for t, p, c in forks:
         if int(c) in parent_of:
             post_at.setdefault(int(p), []).append((int(t), 0, "fork", int(c)))
 
-    info = {int(r["tid"]): r for r in rows}
     depth = {}
     for tid in info:
         d, t = 0, tid
@@ -318,9 +341,7 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
         mark = 0
         children = []
         clock = Anchor(prog, trace.start_ns, sleeps)
-        # open: a task CPU-bound for most of its life that posts and forks nothing
-        if demand == "open" and not any(x[2] != "block" for x in items) and \
-                open_rule._opens(line.first, line.last, mine_blocks):
+        if tid in opened:
             # a busy loop: it computes as long as the run lasts
             prog.loop().run(s=1).end()
             out[tid] = ReplayTask(tid, str(row["comm"]), prog, nice, policy, rt,
