@@ -214,3 +214,27 @@ def test_two_runs_in_a_row_shrink_to_one_of_their_sum():
     assert Workload((TaskSpec(body=(Op("run", 950), Op("sleep", 50))),)) in smaller
     # and every candidate is smaller
     assert all(c.size() < Workload((t,)).size() for c in smaller)
+
+
+def test_a_policy_that_never_balances_is_searched_for_idle_while_waiting():
+    from pysched.policy.examples import RoundRobin
+    r = search.search(RoundRobin, search.idle_while_waiting(), Space(tasks=(2, 4)), cpus=2,
+                      budget=300, seconds=2, seed=4, population=16, islands=2)
+    # a CPU idle for most of the run while a task waits on the other
+    assert r.score > 0.5
+    sim = r.simulator()
+    sim.watch()
+    sim.run(seconds=r.setup.seconds)
+    assert sim.invariants().idle_while_waiting_s / r.setup.seconds == pytest.approx(r.score)
+    # the same search under 2.5.65, whose balancer pulls within a few ticks
+    o1 = search.search("linux-2.5.65", search.idle_while_waiting(), Space(tasks=(2, 4)), cpus=2,
+                       budget=300, seconds=2, seed=4, population=16, islands=2)
+    assert o1.score < 0.2
+
+
+def test_starvation_is_searched_as_the_longest_wait_for_a_cpu():
+    r = search.search("linux-2.5.65", search.longest_wait(), TWO_HOGS, budget=200, seconds=2,
+                      seed=5, population=16, islands=1)
+    t = r.tasks()
+    assert r.score == pytest.approx(t["value"][t["searched"]].max())
+    assert r.score > 100   # ms: behind two hogs' 100 ms timeslices

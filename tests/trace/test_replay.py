@@ -313,3 +313,19 @@ def test_a_trace_recorded_here_now_replays_with_every_tasks_cpu(tmp_path, scenar
         for task in w.tasks:
             got = sim.task(pids[task.tid]).cpu_ns
             assert abs(got - task.demand_ns) <= 0.01 * task.demand_ns, (preset, task.comm)
+
+
+def test_the_starvation_invariant_flags_the_busy_loops_houston_starves(real):
+    """houston-2003 gives the nice 5 and 10 loops no CPU at all in the
+    replay (docs/experiments/real-trace.md): each waits from its start to
+    the end, and is flagged as starved once its wait passes 1.5 s."""
+    w = real.to_workload(tasks=FACTS["comms"], demand="open")
+    sim = w.run("houston-2003", watch={"starvation_ms": 1500})
+    inv = sim.invariants()
+    starved = {str(t["name"]): t for t in inv.starved}
+    assert set(starved) == {"hog5", "hog10"}
+    for name, t in starved.items():
+        assert t["cpu_ns"] == 0
+        began = sim.now_ns - t["longest_wait_ns"]     # runnable from its spawn to the end
+        assert t["starved_ns"] == began + 1_500_000_000
+        assert t["longest_wait_ns"] > 2.0e9

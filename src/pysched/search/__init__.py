@@ -19,18 +19,21 @@ import time
 import numpy as np
 
 from .._checks import check_int, check_number
+from ..policy.base import Policy, registered
 from ..policy.registry import presets
 from ..simulator import Simulator
 from .evaluate import Setup
 from .evolve import Evaluator, generations, shrink
-from .objectives import (Objective, Run, ShareAboveFair, UnchargedShare, WorstWakeupLatency,
+from .objectives import (IdleWhileWaiting, LongestWait, Objective, Run, ShareAboveFair,
+                         UnchargedShare, WorstWakeupLatency, idle_while_waiting, longest_wait,
                          share_above_fair, uncharged_share, worst_wakeup_latency)
 from .result import SearchResult
 from .space import KINDS, Op, Space, TaskSpec, Workload, hog
 
 __all__ = ["search", "Space", "TaskSpec", "Op", "Workload", "hog", "SearchResult", "Run",
            "Objective", "uncharged_share", "share_above_fair", "worst_wakeup_latency",
-           "UnchargedShare", "ShareAboveFair", "WorstWakeupLatency", "KINDS"]
+           "longest_wait", "idle_while_waiting", "UnchargedShare", "ShareAboveFair",
+           "WorstWakeupLatency", "LongestWait", "IdleWhileWaiting", "KINDS"]
 
 
 def search(preset, objective, space=None, *, budget=2000, seconds=10.0, cpus=1, hz=None,
@@ -38,10 +41,13 @@ def search(preset, objective, space=None, *, budget=2000, seconds=10.0, cpus=1, 
            time_limit_s=None):
     """The worst workload of `space` under `preset` by `objective`.
 
-    preset : a preset name (or a registered policy's).
+    preset : a preset name, a registered policy's, or a pysched.Policy
+        subclass (importable, for a process pool).
     objective : a callable Run -> float, larger for worse behaviour
-        (uncharged_share(), share_above_fair(), worst_wakeup_latency(), or
-        your own module-level function, picklable for a process pool).
+        (uncharged_share(), share_above_fair(), worst_wakeup_latency(),
+        longest_wait(), idle_while_waiting(), or your own module-level
+        function, picklable for a process pool; one with a true `watch`
+        attribute runs with sim.watch() on).
     space : a Space (default Space()).
     budget : how many workloads to run in the evolutionary search (the
         shrinking pass runs more).
@@ -57,7 +63,8 @@ def search(preset, objective, space=None, *, budget=2000, seconds=10.0, cpus=1, 
         result then depends on the machine's speed; the budget alone gives
         the same result for a seed everywhere).
     """
-    if preset not in presets():
+    own = isinstance(preset, type) and issubclass(preset, Policy)
+    if not own and preset not in presets() and preset not in registered():
         from .._suggest import did_you_mean
         raise ValueError(f"search: preset {preset!r} is not known{did_you_mean(preset, presets())}")
     if not callable(objective):

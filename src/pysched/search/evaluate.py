@@ -33,14 +33,19 @@ def simulator(setup, workload, **kwargs):
     return sim, searched
 
 
-def measure(setup, workload):
-    """The Run of the workload on the setup."""
+def measure(setup, workload, watch=False):
+    """The Run of the workload on the setup; watch: with sim.watch() on, for
+    the idle-while-waiting time."""
     sim, searched = simulator(setup, workload)
+    if watch:
+        sim.watch()
     sim.run(seconds=setup.seconds)
+    idle = sim.invariants().idle_while_waiting_s if watch else 0
     return Run(sim.stats(), searched, sim.now_ns, 1_000_000_000 // sim.hz, sim.cpus,
-               setup.preset)
+               setup.preset, round(idle * 1e9))
 
 
 def score_all(setup, objective, workloads):
     """The objective's score of each workload, in order."""
-    return [float(objective(measure(setup, w))) for w in workloads]
+    watch = getattr(objective, "watch", False)
+    return [float(objective(measure(setup, w, watch))) for w in workloads]

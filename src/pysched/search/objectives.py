@@ -31,6 +31,7 @@ class Run:
     tick_ns: int
     cpus: int
     preset: str
+    idle_while_waiting_ns: int = 0   # sim.invariants(), for an objective that watches
 
     def share(self):
         """Each task's CPU time over the run's length (1.0: one whole CPU)."""
@@ -99,6 +100,37 @@ class WorstWakeupLatency(Objective):
 
     def per_task(self, run):
         return run.stats["lat_max_ns"] / 1e6
+
+
+class LongestWait(Objective):
+    """A task's longest wait for a CPU while runnable, in ms (starvation)."""
+    name = "longest_wait"
+    unit = "ms"
+
+    def per_task(self, run):
+        return run.stats["wait_max_ns"] / 1e6
+
+
+class IdleWhileWaiting(Objective):
+    """The time some CPU idled while a task that may run on it waited, over
+    the run's length (work conservation); a run-level value, per task 0."""
+    name = "idle_while_waiting"
+    unit = "of the run"
+    watch = True
+
+    def per_task(self, run):
+        return np.zeros(len(run.stats))
+
+    def __call__(self, run):
+        return run.idle_while_waiting_ns / run.window_ns
+
+
+def longest_wait():
+    return LongestWait()
+
+
+def idle_while_waiting():
+    return IdleWhileWaiting()
 
 
 def uncharged_share():

@@ -46,7 +46,7 @@ class SearchResult:
         searched, nice, share (its CPU time over the run's length), charged
         (what its policy charged it, likewise) and value (what the
         objective measured of it, where it measures per task)."""
-        run = measure(self.setup, self.workload)
+        run = measure(self.setup, self.workload, getattr(self.objective, "watch", False))
         out = np.zeros(len(run.stats), dtype=TASK_DTYPE)
         out["pid"], out["name"], out["nice"] = run.stats["pid"], run.stats["name"], \
             run.stats["nice"]

@@ -145,18 +145,21 @@ class TraceWorkload:
             return -1
         return sum(t.demand_ns for t in self.tasks)
 
-    def run(self, preset, seconds=None, **kwargs):
+    def run(self, preset, seconds=None, *, watch=None, **kwargs):
         """Replay under `preset`: a Simulator(preset, cpus=self.cpus,
         **kwargs) in which each task not forked by another is spawned at
         its time in the trace (the run pauses there to spawn it), run for
-        `seconds` (default: the trace's duration).  Returns the simulator;
-        ``pids(sim)`` maps tids to its pids."""
+        `seconds` (default: the trace's duration); watch: a dict of
+        sim.watch()'s arguments, watched from the start.  Returns the
+        simulator; ``pids(sim)`` maps tids to its pids."""
         kwargs.setdefault("cpus", self.cpus)
         if kwargs["cpus"] < self.cpus:
             raise ValueError(f"the workload names CPUs 0..{self.cpus - 1}: cpus={kwargs['cpus']} "
                              f"is too few")
         seconds = self.duration if seconds is None else seconds
         sim = Simulator(preset, **kwargs)
+        if watch is not None:
+            sim.watch(**watch)
         end = round(seconds * 1e9)
         spawned = {}
         _spawned[sim] = (self, spawned)
