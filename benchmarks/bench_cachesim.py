@@ -5,6 +5,7 @@ counters cannot be read (this project's machines are virtual: `perf stat
 
     python benchmarks/bench_cachesim.py                  # 1, 8 and 64 CPUs
     python benchmarks/bench_cachesim.py --cpus 1 64 --ticks 40000
+    python benchmarks/bench_cachesim.py --cpus 1 8 --watch   # with sim.watch() on
 
 Each CPU count runs (h) -- a hog and 10 interactive tasks pinned to each
 CPU -- in a child process under `valgrind --tool=callgrind` with its cache
@@ -32,10 +33,12 @@ MODEL = ["--cache-sim=yes", "--D1=32768,8,64", "--I1=32768,8,64",
          "--LL=1048576,16,64"]
 
 
-def child(cpus, ticks):
+def child(cpus, ticks, watch):
     sys.path.insert(0, HERE)
     import bench_ticks
     sim = bench_ticks.pinned(cpus)()
+    if watch:
+        sim.watch()
     sim.run(ticks=ticks)
     st = sim.stats()
     print(int(st["nvcsw"].sum() + st["nivcsw"].sum()))
@@ -55,13 +58,13 @@ def totals(path):
     return dict(zip(names, values))
 
 
-def measure(cpus, ticks):
+def measure(cpus, ticks, watch=False):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         run = subprocess.run(
             ["valgrind", "--tool=callgrind", *MODEL, f"--callgrind-out-file={out}",
              "--toggle-collect=ps_run_until", sys.executable, os.path.abspath(__file__),
-             "--child", str(cpus), str(ticks)],
+             "--child", str(cpus), str(ticks), str(int(watch))],
             capture_output=True, text=True)
         if run.returncode:
             raise RuntimeError(f"valgrind on {cpus} CPUs failed:\n{run.stderr[-2000:]}")
@@ -76,7 +79,9 @@ def main(argv=None):
     ap.add_argument("--ticks", type=int, default=1_280_000,
                     help="simulated ticks of all the CPUs together, divided among them "
                          "(default 1,280,000: 20,000 jiffies on 64 CPUs)")
-    ap.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--watch", action="store_true",
+                    help="with the behaviour invariants watched (sim.watch())")
+    ap.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         child(*args.child)
@@ -88,10 +93,11 @@ def main(argv=None):
         ap.error(f"--ticks {args.ticks}: at least 64, so that each CPU count runs a tick")
     if not shutil.which("valgrind"):
         ap.error("valgrind is not installed (Debian: apt-get install valgrind)")
-    print("case (h), per context switch, inside ps_run_until (valgrind's cache model)")
+    print("case (h), per context switch, inside ps_run_until (valgrind's cache model)"
+          + (", watched" if args.watch else ""))
     print(f"{'CPUs':>4} {'switches':>9} {'instr':>7} {'L1d rd':>7} {'L1d wr':>7} {'LL':>6}")
     for cpus in args.cpus:
-        switches, t = measure(cpus, args.ticks // cpus)
+        switches, t = measure(cpus, args.ticks // cpus, args.watch)
         per = {k: v / switches for k, v in t.items()}
         few = "   few switches: the first touch of every line weighs in" if switches < 10_000 else ""
         print(f"{cpus:4} {switches:9,} {per['Ir']:7.0f} {per['D1mr']:7.2f} {per['D1mw']:7.2f} "

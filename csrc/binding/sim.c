@@ -219,9 +219,7 @@ static PyObject *Sim_set_watch(SimObject *self, PyObject *args) {
   if (idle_wait < 0 || idle_wait > PS_MAX_TIME_NS || starve < 0 || starve > PS_MAX_TIME_NS)
     return PyErr_Format(PyExc_ValueError, "watch thresholds %lld and %lld ns are outside 0..%lld",
                         idle_wait, starve, (long long)PS_MAX_TIME_NS);
-  self->m.watch = bits;
-  self->m.idle_wait_ns = idle_wait;
-  self->m.starve_ns = starve;
+  ps_watch_set(&self->m, &self->d, bits, idle_wait, starve);
   Py_RETURN_NONE;
 }
 

@@ -172,6 +172,7 @@ static void task_blank(psTask *t) {
   t->woken_ns = -1;
   t->exit_ns = -1;
   t->starved_ns = -1;
+  t->waiting_prev = t->waiting_next = -1;
   t->acct = PS_ACCT_NONE;
 }
 
@@ -197,6 +198,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   d->next_pid = 1;
   d->free_slot = -1;
   d->watch.first_ns = -1;
+  d->watch.waiting_head = -1;
   d->watch.first_idle_cpu = d->watch.first_pid_cpu = -1;
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
   d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
@@ -371,7 +373,7 @@ psTask *ps_new_task(const psModel *m, psData *d, int prog) {
   t->start_ns = d->now_ns;
   t->since_ns = d->now_ns;
   t->acct = PS_ACCT_WAIT;
-  d->watch.nr_waiting++;
+  if (m->watch) ps_waiting_add(d, t);
   psu_rng_seed(&t->rng, m->seed, (uint64_t)t->pid);
   d->nlive++;
   return t;

@@ -135,6 +135,8 @@ typedef struct psSourceState {
  * than psModel.idle_wait_ns, -1 none). */
 typedef struct psWatch {
   int64_t nr_waiting;
+  int32_t waiting_head;     /* the tasks waiting for a CPU, linked by slot (psTask.waiting_*), -1 none */
+  int32_t unused0;
   int32_t open, idle_cpu, pid, pid_cpu;
   int64_t since_ns;
   int64_t total_ns, longest_ns, windows;

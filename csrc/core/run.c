@@ -24,13 +24,13 @@ static void acct(const psModel *m, psData *d, psTask *t, int64_t now, int to) {
   } else if (t->acct == PS_ACCT_WAIT) {
     /* a wait for a CPU ends (watch.h) */
     t->wait_ns += dt;
-    d->watch.nr_waiting--;
     if (dt > t->wait_max_ns) t->wait_max_ns = dt;
     if (dt > m->starve_ns && t->starved_ns < 0) t->starved_ns = t->since_ns + m->starve_ns;
+    if (m->watch) ps_waiting_remove(d, t);
   } else if (t->acct == PS_ACCT_SLEEP) {
     t->sleep_ns += dt;
   }
-  if (to == PS_ACCT_WAIT) d->watch.nr_waiting++;
+  if (to == PS_ACCT_WAIT && m->watch) ps_waiting_add(d, t);
   t->acct = to;
   t->since_ns = now;
 }

@@ -250,7 +250,10 @@ static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   c->cpu_ns = c->wait_ns = c->sleep_ns = c->cpu_ticks = 0;
   c->nvcsw = c->nivcsw = c->nr_wakeups = c->nr_migrations = 0;
   c->lat_count = c->lat_sum_ns = c->lat_max_ns = c->wait_max_ns = 0;
-  c->starved_ns = -1;  /* waiting for a CPU, as ps_new_task counted it */
+  c->starved_ns = -1;
+  /* waiting for a CPU, on the list where ps_new_task put it */
+  c->waiting_prev = fresh.waiting_prev;
+  c->waiting_next = fresh.waiting_next;
   c->woken_ns = -1;
   c->start_ns = d->now_ns;
   c->exit_ns = -1;

@@ -63,6 +63,7 @@ typedef struct psTask {
   int64_t lat_count, lat_sum_ns, lat_max_ns;
   int64_t start_ns, exit_ns;  /* exit_ns -1 while alive */
   int64_t wait_max_ns;        /* longest wait for a CPU while runnable (watch.h) */
+  int32_t waiting_prev, waiting_next; /* psWatch's list of the tasks waiting for a CPU, -1 ends */
   int64_t starved_ns;         /* when a wait first passed psModel.starve_ns, -1 never */
 
   /* policy-private area, laid out by the policy */

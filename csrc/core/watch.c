@@ -5,7 +5,7 @@
 
 /* An idle CPU and a waiting task that may run on it, or pid 0 when there
  * is none.  O(CPUs) while no task waits; with tasks waiting and a CPU idle
- * it looks at the waiting tasks (the only time a task slot is visited). */
+ * it looks at the waiting tasks, on their list. */
 typedef struct {
   int32_t idle_cpu, pid, pid_cpu;
 } pair;
@@ -17,11 +17,11 @@ static pair idle_while_waiting(const psModel *m, const psData *d) {
   for (int c = 0; c < m->ncpu; c++)
     if (d->task[d->cpu[c].curr].is_idle) idle |= 1ULL << c;
   if (!idle) return none;
-  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+  /* the first on the list: the one that began to wait last */
+  for (int32_t i = d->watch.waiting_head; i >= 0; i = d->task[i].waiting_next) {
     const psTask *t = &d->task[i];
     uint64_t can = t->cpus_allowed & idle;
-    if (t->pid && t->acct == PS_ACCT_WAIT && can)
-      return (pair){__builtin_ctzll(can), t->pid, t->cpu};
+    if (can) return (pair){__builtin_ctzll(can), t->pid, t->cpu};
   }
   return none;
 }
@@ -46,12 +46,29 @@ static void close_window(const psModel *m, psData *d) {
 /* The first task that has waited longer than starve_ns by now, or NULL. */
 static const psTask *starving(const psModel *m, const psData *d) {
   const psTask *oldest = NULL;
-  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+  for (int32_t i = d->watch.waiting_head; i >= 0; i = d->task[i].waiting_next) {
     const psTask *t = &d->task[i];
-    if (t->pid && t->acct == PS_ACCT_WAIT && (!oldest || t->since_ns < oldest->since_ns))
-      oldest = t;
+    if (!oldest || t->since_ns < oldest->since_ns) oldest = t;
   }
   return oldest && d->now_ns - oldest->since_ns > m->starve_ns ? oldest : NULL;
+}
+
+void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns) {
+  if (!m->watch && bits) {
+    d->watch.waiting_head = -1;
+    d->watch.nr_waiting = 0;
+    for (int32_t i = d->ntask - 1; i >= m->ncpu; i--) {
+      psTask *t = &d->task[i];
+      if (t->pid && t->acct == PS_ACCT_WAIT) ps_waiting_add(d, t);
+    }
+  } else if (m->watch && !bits) {
+    if (d->watch.open) close_window(m, d);
+    d->watch.waiting_head = -1;
+    d->watch.nr_waiting = 0;
+  }
+  m->watch = bits;
+  m->idle_wait_ns = idle_wait_ns;
+  m->starve_ns = starve_ns;
 }
 
 void ps_watch_instant(const psModel *m, psData *d) {
@@ -89,22 +106,43 @@ int64_t ps_watch_deadline(const psModel *m, const psData *d) {
   if (m->watch & PS_WATCH_ASSERT_IDLE && d->watch.open)
     t = d->watch.since_ns + m->idle_wait_ns + 1;
   if (m->watch & PS_WATCH_ASSERT_STARVE) {
-    for (int32_t i = m->ncpu; i < d->ntask; i++) {
+    for (int32_t i = d->watch.waiting_head; i >= 0; i = d->task[i].waiting_next) {
       const psTask *p = &d->task[i];
-      if (p->pid && p->acct == PS_ACCT_WAIT && p->since_ns + m->starve_ns + 1 < t)
-        t = p->since_ns + m->starve_ns + 1;
+      if (p->since_ns + m->starve_ns + 1 < t) t = p->since_ns + m->starve_ns + 1;
     }
   }
   return t;
 }
 
+/* Also what a loaded snapshot's list is held to: every link an index of a
+ * task slot, each task waiting for a CPU on it once, no other task. */
 int ps_watch_check(const psModel *m, const psData *d, char *err, int errlen) {
+  if (!m->watch) {
+    if (d->watch.waiting_head != -1 || d->watch.nr_waiting || d->watch.open) {
+      snprintf(err, errlen, "no watch is on, but its list or window is not empty");
+      return -1;
+    }
+    return 0;
+  }
   int64_t n = 0;
   for (int32_t i = m->ncpu; i < d->ntask; i++)
     n += d->task[i].pid && d->task[i].acct == PS_ACCT_WAIT;
   if (n != d->watch.nr_waiting) {
     snprintf(err, errlen, "watch.nr_waiting=%lld but %lld tasks wait for a CPU",
              (long long)d->watch.nr_waiting, (long long)n);
+    return -1;
+  }
+  int64_t seen = 0;
+  for (int32_t prev = -1, i = d->watch.waiting_head; i != -1; prev = i, i = d->task[i].waiting_next) {
+    const psTask *t = i >= m->ncpu && i < d->ntask ? &d->task[i] : NULL;
+    if (!t || !t->pid || t->acct != PS_ACCT_WAIT || t->waiting_prev != prev || ++seen > n) {
+      snprintf(err, errlen, "the list of tasks waiting for a CPU is broken at slot %d", i);
+      return -1;
+    }
+  }
+  if (seen != n) {
+    snprintf(err, errlen, "the list of tasks waiting for a CPU holds %lld of %lld",
+             (long long)seen, (long long)n);
     return -1;
   }
   return 0;

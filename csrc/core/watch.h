@@ -22,6 +22,29 @@ enum {
 #define PS_FAILED_WATCH 3
 #define PS_RUN_BROKEN (-2)
 
+/* The list of the tasks waiting for a CPU, kept while a watch is on (off,
+ * it is empty and the links mean nothing), where a task's accounting enters
+ * or leaves PS_ACCT_WAIT (run.c acct, ps_new_task): most recent first. */
+static inline void ps_waiting_add(psData *d, psTask *t) {
+  int32_t i = (int32_t)(t - d->task);
+  t->waiting_prev = -1;
+  t->waiting_next = d->watch.waiting_head;
+  if (t->waiting_next >= 0) d->task[t->waiting_next].waiting_prev = i;
+  d->watch.waiting_head = i;
+  d->watch.nr_waiting++;
+}
+static inline void ps_waiting_remove(psData *d, psTask *t) {
+  if (t->waiting_prev >= 0) d->task[t->waiting_prev].waiting_next = t->waiting_next;
+  else d->watch.waiting_head = t->waiting_next;
+  if (t->waiting_next >= 0) d->task[t->waiting_next].waiting_prev = t->waiting_prev;
+  t->waiting_prev = t->waiting_next = -1;
+  d->watch.nr_waiting--;
+}
+
+/* Watch bits and thresholds from now; turned on, the list is made from the
+ * task slots (in slot order: after that, most recent first). */
+void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns);
+
 /* After an instant has settled: open or close the idle-while-waiting
  * window, and under an assertion stop the run (ps_fail) at the instant it
  * is broken. */

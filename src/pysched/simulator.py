@@ -699,6 +699,11 @@ class Simulator:
         waiting tasks each instant.  See docs/guide/invariants.md."""
         _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on)
 
+    def unwatch(self):
+        """Stop watching the behaviour invariants (what was counted stays;
+        each task's longest wait is kept anyway)."""
+        self._core.set_watch(0, 0, _invariants.NEVER_NS)
+
     def invariants(self):
         """The behaviour invariants up to now: a pysched.results.invariants.
         Invariants (work conservation since sim.watch(), each task's

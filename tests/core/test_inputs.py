@@ -621,7 +621,7 @@ NO_INT_ARGUMENT = {
     "search.result.SearchResult.rtapp", "search.result.SearchResult.simulator",
     "search.result.SearchResult.snippet", "search.result.SearchResult.tasks",
     "search.result.SearchResult.write_rtapp",
-    "simulator.Simulator.invariants",
+    "simulator.Simulator.invariants", "simulator.Simulator.unwatch",
     # the groups' measurement runs the machine (its arguments are checked
     # in test_groups_realkernel.py); groups_unavailable takes a kind
     "realkernel.groups.measure_groups", "realkernel.groups.groups_unavailable",

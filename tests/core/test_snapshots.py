@@ -427,9 +427,9 @@ def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
         Sim.restore(resealed(raw))
 
 
-@pytest.mark.parametrize("field, at, value", [("exec_start", 560, 2**63), ("sum_exec_runtime", 552, 2**62),
-                                              ("vlag", 536, -2**63), ("exec_start", 560, 1),
-                                              ("exec_start", 560, 0)])
+@pytest.mark.parametrize("field, at, value", [("exec_start", 568, 2**63), ("sum_exec_runtime", 560, 2**62),
+                                              ("vlag", 544, -2**63), ("exec_start", 568, 1),
+                                              ("exec_start", 568, 0)])
 def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, value):
     """update_curr took now - exec_start of a crafted 2^63 (found by the
     pickle mutator under UBSan); an exec_start moved back below the time the
@@ -489,8 +489,8 @@ def test_a_crafted_last_run_ahead_of_the_jiffies_is_refused():
     sim.spawn(ps.programs.interactive(2, 10), name="waker")
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 496: prio links (20 bytes), sleep_avg, last_run
-    last_run = raw.index(b"waker\0") - 12 + 496 + 24
+    # psTask: the name at 12, the policy's area at 504: prio links (20 bytes), sleep_avg, last_run
+    last_run = raw.index(b"waker\0") - 12 + 504 + 24
     assert int.from_bytes(raw[last_run:last_run + 4], "little") <= sim.jiffies, \
         "psTask's or o1_sched's layout moved: update the offsets"
     raw[last_run:last_run + 4] = (sim.jiffies + 65280).to_bytes(4, "little")
@@ -577,7 +577,7 @@ def test_a_crafted_eevdf_slice_longer_than_any_base_slice_is_refused():
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     sim.run(seconds=0.01)
     raw = bytearray(sim._core.snapshot())
-    slice_at = raw.index(b"hog\0") - 12 + 544  # psTask: the name at 12; fair_se's slice at 544
+    slice_at = raw.index(b"hog\0") - 12 + 552  # psTask: the name at 12; fair_se's slice at 552
     assert int.from_bytes(raw[slice_at:slice_at + 8], "little") == sim.task("hog").slice
     raw[slice_at:slice_at + 8] = (2**62).to_bytes(8, "little")
     with pytest.raises(ValueError, match=r"damaged: .*slice=4611686018427387904 ns is outside the "
@@ -593,8 +593,8 @@ def test_a_crafted_link_on_a_task_in_no_prio_array_is_refused():
     while sim.task("sleeper").state != "interruptible":
         sim.step()
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 496: array, run_next, run_prev, lru_next, lru_prev
-    links = raw.index(b"sleeper\0") - 12 + 496
+    # psTask: the name at 12, the policy's area at 504: array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"sleeper\0") - 12 + 504
     assert raw[links:links + 20] == bytes([0xFF] * 20), "psTask's layout moved: update the offsets"
     raw[links + 12:links + 16] = (0).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: pid 2: in no array but linked in a list"):
@@ -608,7 +608,7 @@ def test_a_crafted_back_link_of_the_lru_list_is_refused():
     sim = ps.Simulator("houston-2003", cpus=4)
     sim.spawn(ps.programs.cpu_hog(), name="hog", cpu=0)
     raw = bytearray(sim._core.snapshot())
-    links = raw.index(b"hog\0") - 12 + 496  # array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"hog\0") - 12 + 504  # array, run_next, run_prev, lru_next, lru_prev
     assert raw[links + 16:links + 20] == bytes([0xFF] * 4), "psTask's layout moved: update the offsets"
     raw[links + 16:links + 20] = (2).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: cpu 0 array .: the lru list's back link"):
@@ -622,7 +622,7 @@ def test_a_crafted_lru_link_under_a_policy_without_an_lru_list_is_refused():
     sim = ps.Simulator("linux-2.5.64")
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     raw = bytearray(sim._core.snapshot())
-    links = raw.index(b"hog\0") - 12 + 496  # array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"hog\0") - 12 + 504  # array, run_next, run_prev, lru_next, lru_prev
     assert raw[links + 12:links + 20] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
     raw[links + 12:links + 16] = bytes(4)
     with pytest.raises(ValueError, match="damaged: pid 1: linked in an lru list this policy does not keep"):
@@ -637,8 +637,8 @@ def test_a_crafted_houston_run_avg_timestamp_ahead_of_the_jiffies_is_refused():
     sim.spawn(ps.programs.interactive(2, 30), name="waker")
     sim.run(seconds=0.35)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 496: o1_sched (48 bytes), run_avg, run_avg_timestamp
-    stamp = raw.index(b"waker\0") - 12 + 496 + 52
+    # psTask: the name at 12, the policy's area at 504: o1_sched (48 bytes), run_avg, run_avg_timestamp
+    stamp = raw.index(b"waker\0") - 12 + 504 + 52
     assert 0 < int.from_bytes(raw[stamp:stamp + 4], "little") <= sim.jiffies, \
         "psTask's or h_task's layout moved: update the offsets"
     raw[stamp:stamp + 4] = (sim.jiffies + 93).to_bytes(4, "little")
@@ -797,3 +797,30 @@ def test_the_timer_sequence_number_travels_so_a_restored_twin_fires_timers_in_th
         s.run(seconds=0.1)
     assert np.array_equal(sim.events(), twin.events())
     assert same(sim, twin)
+
+
+def test_a_crafted_list_of_waiting_tasks_is_refused():
+    """The tasks waiting for a CPU are linked by slot (the behaviour watch
+    looks at them): a link turned back on itself would loop for ever, one
+    out of range would read outside the task array."""
+    sim = ps.Simulator("linux-2.5.65")  # one CPU: slot 0 its idle task, pid k in slot k
+    for pid in (1, 2, 3):
+        sim.spawn(ps.programs.cpu_hog(), name=f"hog{pid}")
+    sim.watch()  # the list is kept while a watch is on
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    links = {}
+    for pid in (1, 2, 3):
+        # psTask: the name at 12, waiting_prev at 488, waiting_next at 492
+        at = raw.index(f"hog{pid}".encode() + b"\0") - 12 + 488
+        links[pid] = (at, *(int.from_bytes(raw[at + k:at + k + 4], "little", signed=True)
+                            for k in (0, 4)))
+    # two wait behind the one that runs: one of them links to the other
+    linked = [pid for pid, (_, prev, nxt) in links.items() if nxt in (1, 2, 3)]
+    assert len(linked) == 1, f"psTask's layout moved: update the offsets ({links})"
+    at = links[linked[0]][0]
+    for bad in (linked[0], 1 << 20, -7):
+        crafted = bytearray(raw)
+        crafted[at + 4:at + 8] = bad.to_bytes(4, "little", signed=True)
+        with pytest.raises(ValueError, match="damaged: the behaviour watch: the list of tasks"):
+            Sim.restore(resealed(crafted))

@@ -176,6 +176,25 @@ def test_debug_checks_count_the_waiting_tasks_through_forks_and_exits():
     assert outputs(checked) == outputs(plain)
 
 
+def test_a_watch_turned_off_and_on_mid_run_changes_nothing_but_its_counts():
+    from numpy.lib import recfunctions as rf
+    watched, plain = busy_smp(debug=True), busy_smp()
+    plain.unwatch()
+    watched.run(seconds=1)
+    watched.unwatch()                  # the window open then is counted, closed
+    off = watched.invariants()
+    assert not off.watching
+    watched.run(seconds=1)
+    assert watched.invariants().windows == off.windows   # none counted while off
+    watched.watch(idle_while_waiting_ms=1)                # on again: its list is made anew
+    watched.run(seconds=1)
+    plain.run(seconds=3)
+    assert watched.invariants().windows > off.windows
+    # the run itself is the same, watched or not
+    assert (rf.drop_fields(watched.stats(), "starved_ns").tolist()
+            == rf.drop_fields(plain.stats(), "starved_ns").tolist())
+
+
 def test_unwatched_runs_keep_each_tasks_longest_wait_but_count_no_windows():
     sim, _ = never_balanced()
     sim.run(seconds=0.5)
