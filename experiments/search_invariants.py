@@ -1,0 +1,58 @@
+"""Search every preset for the workload that breaks each behaviour
+invariant worst (docs/guide/invariants.md): the longest wait for a CPU
+(starvation) beside two hogs on one CPU, and the most time a CPU idles
+while a task that may run on it waits (work conservation), with up to four
+tasks on two CPUs.
+
+    python experiments/search_invariants.py                 # ~10 min on 2 cores
+    python experiments/search_invariants.py --budget 500    # a quick look
+    python experiments/search_invariants.py --markdown      # the docs' table
+"""
+import argparse
+import os
+import sys
+import time
+
+from pysched import search
+
+PRESETS = ["linux-2.4.20", "linux-2.5.64", "linux-2.5.65", "houston-2003", "linux-6.5-cfs",
+           "linux-6.12-eevdf"]
+SEARCHES = [
+    ("longest_wait", search.longest_wait, 1,
+     search.Space(background=(search.hog(), search.hog()))),
+    ("idle_while_waiting", search.idle_while_waiting, 2, search.Space(tasks=(2, 4))),
+]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=int, default=3000, help="runs per search (default 3000)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="simulated s per run (10)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--presets", nargs="*", default=PRESETS)
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    rows = []
+    for preset in args.presets:
+        for name, objective, cpus, space in SEARCHES:
+            t0 = time.monotonic()
+            r = search.search(preset, objective(), space, cpus=cpus, budget=args.budget,
+                              seconds=args.seconds, seed=args.seed, max_workers=args.workers)
+            code = " + ".join(t.code().removeprefix("ps.Program()") for t in r.workload.tasks)
+            rows.append((preset, name, cpus, r.score, len(r.workload.tasks), code))
+            print(f"{preset:18} {name:18} {r.score:10.3f}  {len(r.workload.tasks)} tasks  {code}  "
+                  f"({r.evaluations:,} runs, {time.monotonic() - t0:.0f} s)", file=sys.stderr,
+                  flush=True)
+    if args.markdown:
+        print(f"{args.budget:,} runs a search, {args.seconds:g} simulated s a run, seed "
+              f"{args.seed}; longest_wait in ms beside two hogs on 1 CPU, idle_while_waiting "
+              f"as a fraction of the run on 2 CPUs.\n")
+        print("| preset | invariant | CPUs | worst found | tasks | the searched tasks |")
+        print("|---|---|---|---|---|---|")
+        for p, n, c, s, k, code in rows:
+            print(f"| {p} | {n} | {c} | {s:.3f} | {k} | `{code}` |")
+
+
+if __name__ == "__main__":
+    main()
