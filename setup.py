@@ -13,7 +13,9 @@ from setuptools.command.build_py import build_py
 # The headers a policy built outside the package compiles against
 # (pysched.build_policy): the core's own, copied into the package at build
 # time so that csrc/core stays their one source.
-HEADERS = sorted(glob.glob("csrc/core/*.h"))
+HEADERS = sorted(glob.glob("csrc/core/*.h")) + [
+    # the sched_ext class's interface and its C dialect (pysched/scx.h)
+    "csrc/policies/ext/ext_ops.h", "csrc/policies/ext/scx.h", "csrc/policies/ext/scx_maps.h"]
 HEADER_DIR = os.path.join("pysched", "include", "pysched")  # in the built package
 
 

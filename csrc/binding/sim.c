@@ -4,6 +4,7 @@
  * snapshots.  Its readers are in sim_records.c. */
 #include "sim.h"
 #include "watch.h"
+#include "ext/ext_ops.h"
 
 static int Sim_init(SimObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"preset", "cpus", "hz", "seed", "params", NULL};
@@ -235,6 +236,17 @@ static PyObject *Sim_watch_report(SimObject *self, PyObject *noargs) {
                        (long long)r.windows, "first_ns", (long long)r.first_ns, "first_idle_cpu",
                        r.first_idle_cpu, "first_pid", r.first_pid, "first_pid_cpu",
                        r.first_pid_cpu);
+}
+
+/* ext_exit_info(): (kind, message, dump) of a sched_ext scheduler's exit
+ * (kind SCX_EXIT_NONE while it runs), whether it is written in Python or
+ * in C; None under another policy */
+static PyObject *Sim_ext_exit_info(SimObject *self, PyObject *noargs) {
+  READY(self);
+  if (self->m.policy->hooks.pick_next != ps_ext_class.pol.hooks.pick_next) Py_RETURN_NONE;
+  const char *msg, *dump;
+  int kind = ps_ext_exit_info(&self->m, &self->d, &msg, &dump);
+  return Py_BuildValue("(iss)", kind, msg, dump);
 }
 
 /* fast_path_counts(): how often each fast path was taken (ps_fast_counts) */
@@ -619,6 +631,8 @@ static PyMethodDef Sim_methods[] = {
      "set_watch(bits, idle_wait_ns, starve_ns): the behaviour invariants watched from now"},
     {"watch_report", (PyCFunction)Sim_watch_report, METH_NOARGS,
      "watch_report(): the idle-while-waiting windows up to now"},
+    {"ext_exit_info", (PyCFunction)Sim_ext_exit_info, METH_NOARGS,
+     "(kind, message, dump) of a sched_ext scheduler's exit, or None"},
     {"fast_path_counts", (PyCFunction)Sim_fast_path_counts, METH_NOARGS,
      "how often each fast path was taken"},
     {"ensure_channels", (PyCFunction)Sim_ensure_channels, METH_O, "make room for n channels"},

@@ -18,10 +18,12 @@
  * engine.  Bump it with any change to the layout of psTask, psModel,
  * psData, psCpu, psPolicy, psHooks, psPreset, psParamInfo, psFieldInfo,
  * psFormula or psPolicyLibrary, to a hook's signature or contract, or to
- * the functions and inline helpers of engine_internal.h.  pysched refuses
+ * the functions and inline helpers of engine_internal.h, or to the sched_ext
+ * class's interface (ext_ops.h: its ops table, kfuncs and task offsets,
+ * which the C dialect's scx.h builds on; 6 added it).  pysched refuses
  * a library built for another ABI, and the struct sizes below catch a
  * layout change made without a bump. */
-#define PS_ABI_VERSION 5
+#define PS_ABI_VERSION 6
 
 /* The structs whose sizes a library records (PS_ABI_SIZES, same order). */
 enum {

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core, _display
 from . import groups as _groups
+from .ext import ExitInfo as _ExitInfo
 from ._records import EVENT_DTYPE, LATENCY_DTYPE, PERIODIC_DTYPE, SAMPLE_DTYPE
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
@@ -425,6 +426,17 @@ class Simulator:
         ``pysched.Policy``, or a ``pysched.ext.Scheduler`` whose
         ``exit_info`` says how it ended); None under a C policy."""
         return self._policy
+
+    @property
+    def ext_exit_info(self):
+        """How the sched_ext scheduler this simulator runs ended (a
+        ``pysched.ext.ExitInfo``, kind ``SCX_EXIT_NONE`` while it runs),
+        whether written in Python or in C (``pysched/scx.h``); None under
+        another policy."""
+        info = self._core.ext_exit_info()
+        if info is None:
+            return None
+        return _ExitInfo(*info)
 
     def run(self, seconds=None, *, ticks=None):
         """Advance by `seconds` of simulated time or by `ticks` ticks."""

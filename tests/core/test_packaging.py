@@ -45,12 +45,16 @@ def test_the_license_is_declared_and_shipped():
 
 
 def test_the_c_headers_ship_with_the_package_and_are_the_cores_own():
-    core = str(ROOT / "csrc" / "core")
-    headers = sorted(f for f in os.listdir(core) if f.endswith(".h"))
+    core = ROOT / "csrc" / "core"
+    # the core's, and the sched_ext class's interface with its C dialect
+    ext_dir = ROOT / "csrc" / "policies" / "ext"
+    sources = {f: core / f for f in os.listdir(core) if f.endswith(".h")}
+    sources.update({f: ext_dir / f for f in ("ext_ops.h", "scx.h", "scx_maps.h")})
+    headers = sorted(sources)
     shipped = os.path.join(pysched.include_dir(), "pysched")
     assert "policy_lib.h" in headers and sorted(os.listdir(shipped)) == headers
-    _, mismatch, errors = filecmp.cmpfiles(core, shipped, headers, shallow=False)
-    assert not mismatch and not errors
+    for f, src in sources.items():
+        assert filecmp.cmp(src, os.path.join(shipped, f), shallow=False), f
     # listed in the distribution's RECORD, so that pip uninstalls them
     listed = {f.name for f in importlib.metadata.distribution("pysched").files
               if f.parent.as_posix() == "pysched/include/pysched"}

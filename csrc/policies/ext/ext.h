@@ -103,6 +103,13 @@ typedef struct ext_rq {
 } ext_rq;
 
 
+_Static_assert(offsetof(ext_task, slice) == PS_EXT_TASK_SLICE_OFF &&
+               offsetof(ext_task, dsq_vtime) == PS_EXT_TASK_DSQ_VTIME_OFF &&
+               offsetof(ext_task, dsq_id) == PS_EXT_TASK_DSQ_ID_OFF &&
+               offsetof(ext_task, weight) == PS_EXT_TASK_WEIGHT_OFF &&
+               offsetof(ext_task, flags) == PS_EXT_TASK_FLAGS_OFF && EXT_TASK_QUEUED == 1,
+               "ext_ops.h's offsets of ext_task fields");
+
 static inline ext_task *XT(psTask *p) { return (ext_task *)p->priv; }
 static inline const ext_task *XTc(const psTask *p) { return (const ext_task *)p->priv; }
 /* A CPU's runqueue area: EEVDF's fair_cpu (the fallback's, first, where

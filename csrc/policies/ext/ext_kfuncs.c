@@ -367,6 +367,8 @@ uint64_t scx_bpf_now(const psModel *m, const psData *d) {
   return (uint64_t)d->now_ns;
 }
 
+int32_t ps_ext_this_cpu(const psModel *m, const psData *d) { return XS(m, d)->this_cpu; }
+
 /* scx_ops_enable's ops.init, once for a state (a copy or a snapshot has
  * had it); 0 or its error */
 int32_t ps_ext_enable(const psModel *m, psData *d) {

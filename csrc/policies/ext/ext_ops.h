@@ -123,6 +123,18 @@ int scx_bpf_test_and_clear_cpu_idle(const psModel *m, psData *d, int32_t cpu);
 uint64_t scx_bpf_now(const psModel *m, const psData *d);
 void scx_bpf_error(const psModel *m, psData *d, const char *msg);
 
+/* smp_processor_id() within an op: the CPU it runs on (-1 outside the ops) */
+int32_t ps_ext_this_cpu(const psModel *m, const psData *d);
+
+/* Where a task's sched_ext_entity fields lie in psTask.priv (ext.h's
+ * ext_task, checked there): what the C dialect's struct task_struct reads
+ * and writes (pysched/scx.h). */
+#define PS_EXT_TASK_SLICE_OFF 0
+#define PS_EXT_TASK_DSQ_VTIME_OFF 8
+#define PS_EXT_TASK_DSQ_ID_OFF 16
+#define PS_EXT_TASK_WEIGHT_OFF 64
+#define PS_EXT_TASK_FLAGS_OFF 68
+
 /* scx_ops_enable's ops.init, once for a state; 0 or its error */
 int32_t ps_ext_enable(const psModel *m, psData *d);
 /* How the scheduler ended: SCX_EXIT_NONE while it runs, else the kind, with

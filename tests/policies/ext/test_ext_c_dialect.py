@@ -1,0 +1,253 @@
+"""sched_ext schedulers in the kernel's C dialect (pysched/scx.h), built with
+pysched.build_policy: experiments/sched_ext/wvtime.bpf.c behaves event for
+event as its Python twin (pysched.ext.examples.Simple), gives the kernel's
+weight ratio, keeps its maps per simulator (two at once, copies, pickles,
+runs however cut), and the maps' semantics (array bounds, update flags,
+hash insert/delete) are the kernel's; constructs the dialect does not
+support are build errors that name them."""
+import copy
+import pickle
+import shlex
+import shutil
+import sysconfig
+
+import pytest
+
+import pysched as ps
+from pysched import ext
+from pysched.ext.examples import Simple
+
+from repo_paths import ROOT
+
+EXAMPLE = ROOT / "experiments" / "sched_ext" / "wvtime.bpf.c"
+CC = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]
+NICE0, NICE5 = 1024, 335  # sched_prio_to_weight[20], [25]
+
+pytestmark = pytest.mark.skipif(shutil.which(CC) is None,
+                                reason=f"no C compiler: {CC}, which built Python, is not installed")
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path_factory, monkeypatch):
+    """One cache of built libraries for the whole session, outside $HOME."""
+    d = tmp_path_factory.getbasetemp() / "policy-cache"
+    monkeypatch.setenv("PYSCHED_CACHE", str(d))
+    return d
+
+
+@pytest.fixture
+def wvtime():
+    return ps.build_policy(EXAMPLE, name="wvtime")
+
+
+def workload(sim):
+    for name, nice in [("h0", 0), ("h1", 3), ("h2", -2)]:
+        sim.spawn(ps.programs.cpu_hog(), name=name, nice=nice)
+    sim.spawn(ps.programs.interactive(1, 10), name="ed")
+    sim.spawn(ps.programs.interactive(3, 7), name="ed2", nice=5)
+
+
+def outputs(sim):
+    return sim.stats().tobytes(), sim.cpu_stats()["nr_dispatched"].tobytes(), \
+        [tuple(e) for e in sim.events()]
+
+
+def cpu_of(sim, prefix):
+    return sum(int(r["cpu_ns"]) for r in sim.stats() if r["name"].startswith(prefix))
+
+
+def test_the_preset_is_named_after_the_ops_name(wvtime):
+    assert wvtime.presets == ("wvtime",)
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 4])
+def test_the_c_scheduler_gives_the_event_log_of_its_python_twin(wvtime, cpus):
+    sims = [ps.Simulator(pol, cpus=cpus, seed=7, record="events") for pol in ("wvtime", Simple)]
+    for s in sims:
+        workload(s)
+        s.run(seconds=2)
+    c, py = (outputs(s) for s in sims)
+    assert len(c[2]) > 100
+    assert c == py
+    assert sims[0].ext_exit_info.kind == ext.SCX_EXIT_NONE
+
+
+@pytest.mark.parametrize("cpus", [1, 4])
+def test_weighted_vtime_gives_the_kernel_weight_ratio(wvtime, cpus):
+    sim = ps.Simulator("wvtime", cpus=cpus)
+    for i in range(cpus):
+        sim.spawn(ps.programs.cpu_hog(), name=f"a{i}")
+        sim.spawn(ps.programs.cpu_hog(), name=f"b{i}", nice=5)
+    sim.run(seconds=20)
+    share = cpu_of(sim, "a") / (cpu_of(sim, "a") + cpu_of(sim, "b"))
+    assert abs(share - NICE0 / (NICE0 + NICE5)) < 0.01
+
+
+def test_two_simulators_stepped_in_turn_keep_their_own_maps(wvtime):
+    """Interleaved, each gives what it gives alone: no map is shared."""
+    alone = ps.Simulator("wvtime", cpus=2, record="events")
+    workload(alone)
+    alone.run(seconds=1)
+    a, b = (ps.Simulator("wvtime", cpus=2, record="events") for _ in range(2))
+    workload(a)
+    b.spawn(ps.programs.cpu_hog(), name="other", nice=-5)   # a different history
+    for _ in range(20):
+        a.run(seconds=0.05)
+        b.run(seconds=0.05)
+    assert outputs(a) == outputs(alone)
+
+
+def test_runs_whole_in_chunks_and_stepped_agree(wvtime):
+    sims = [ps.Simulator("wvtime", cpus=3, record="events") for _ in range(3)]
+    for s in sims:
+        workload(s)
+    sims[0].run(seconds=0.3)
+    for _ in range(6):
+        sims[1].run(seconds=0.05)
+    sims[2].step(ticks=300)
+    assert outputs(sims[0]) == outputs(sims[1]) == outputs(sims[2])
+
+
+def test_copies_and_pickles_carry_the_maps(wvtime):
+    sim = ps.Simulator("wvtime", cpus=2, record="events", debug=True)
+    workload(sim)
+    sim.run(seconds=0.2)
+    twins = [copy.deepcopy(sim), pickle.loads(pickle.dumps(sim))]
+    for s in [sim] + twins:
+        s.run(seconds=0.3)
+    assert outputs(sim) == outputs(twins[0]) == outputs(twins[1])
+
+
+MAPS_CHECK = r"""
+#include <pysched/scx.h>
+
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4);
+         __type(key, u32); __type(value, u32); } arr SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1);
+         __type(key, u32); __type(value, u64); } pc SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 2);
+         __type(key, u64); __type(value, u64); } h SEC(".maps");
+
+#define CHECK(n, cond) do { if (!(cond)) { scx_bpf_error("check %d failed", n); return; } } while (0)
+
+/* on the first enqueue: the kernel's answers of arraymap.c and hashtab.c */
+void BPF_STRUCT_OPS(mc_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	u32 k = 3, big = 4, v = 7, *e;
+	u64 a = 10, b = 20, c = 30, x = 1, y = 2, *hv;
+
+	scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, enq_flags);
+	e = bpf_map_lookup_elem(&arr, &k);
+	CHECK(1, e && *e <= 7);
+	if (*e == 7)
+		return;   /* checked before */
+	CHECK(2, *e == 0);                                            /* zeroed */
+	CHECK(3, !bpf_map_lookup_elem(&arr, &big));                   /* out of range */
+	CHECK(4, bpf_map_update_elem(&arr, &big, &v, BPF_ANY) == -E2BIG);
+	CHECK(5, bpf_map_update_elem(&arr, &k, &v, BPF_NOEXIST) == -EEXIST);
+	CHECK(6, bpf_map_update_elem(&arr, &k, &v, BPF_ANY) == 0 && *e == 7);
+	CHECK(7, bpf_map_delete_elem(&arr, &k) == -EINVAL);
+	CHECK(8, !bpf_map_lookup_elem(&h, &a));
+	CHECK(9, bpf_map_update_elem(&h, &a, &x, BPF_EXIST) == -ENOENT);
+	CHECK(10, bpf_map_update_elem(&h, &a, &x, BPF_NOEXIST) == 0);
+	CHECK(11, bpf_map_update_elem(&h, &a, &y, BPF_NOEXIST) == -EEXIST);
+	CHECK(12, bpf_map_update_elem(&h, &b, &y, BPF_ANY) == 0);
+	CHECK(13, bpf_map_update_elem(&h, &c, &y, BPF_ANY) == -E2BIG);   /* full */
+	hv = bpf_map_lookup_elem(&h, &a);
+	CHECK(14, hv && *hv == 1);
+	CHECK(15, bpf_map_delete_elem(&h, &a) == 0 && !bpf_map_lookup_elem(&h, &a));
+	CHECK(16, bpf_map_delete_elem(&h, &a) == -ENOENT);
+	CHECK(17, bpf_map_update_elem(&h, &c, &y, BPF_ANY) == 0);        /* a slot again */
+	hv = bpf_map_lookup_elem(&h, &b);
+	CHECK(18, hv && *hv == 2);
+}
+
+/* each CPU's per-CPU slot counts the tasks that ran there */
+void BPF_STRUCT_OPS(mc_running, struct task_struct *p)
+{
+	u32 zero = 0;
+	u64 *n = bpf_map_lookup_elem(&pc, &zero);
+
+	if (n)
+		(*n)++;
+	for (s32 cpu = 0; cpu < (s32)scx_bpf_nr_cpu_ids(); cpu++) {
+		u64 *m = bpf_map_lookup_percpu_elem(&pc, &zero, cpu);
+		CHECK(20, m && (cpu == (s32)bpf_get_smp_processor_id()) == (m == n));
+	}
+}
+
+SCX_OPS_DEFINE(mc_ops, .enqueue = (void *)mc_enqueue, .running = (void *)mc_running,
+	       .name = "mapcheck");
+"""
+
+
+def build(tmp_path, text, name):
+    path = tmp_path / f"{name}.bpf.c"
+    path.write_text(text)
+    return ps.build_policy(path, name=name)
+
+
+def test_maps_answer_as_the_kernels(tmp_path):
+    build(tmp_path, MAPS_CHECK, "mapcheck")
+    sim = ps.Simulator("mapcheck", cpus=2)
+    workload(sim)
+    sim.run(seconds=0.5)
+    info = sim.ext_exit_info
+    assert info.kind == ext.SCX_EXIT_NONE, info.msg
+
+
+def test_a_failed_check_is_seen_as_the_schedulers_exit(tmp_path):
+    """The test above could fail: a wrong expectation ends the scheduler."""
+    build(tmp_path, MAPS_CHECK.replace("*e == 0);", "*e == 1);").replace("mapcheck", "mapbad"),
+          "mapbad")
+    sim = ps.Simulator("mapbad", cpus=2)
+    workload(sim)
+    sim.run(seconds=0.1)
+    info = sim.ext_exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR_BPF and "check 2 failed" in info.msg
+
+
+def test_a_map_too_large_for_the_area_ends_the_scheduler_naming_it(tmp_path):
+    text = MAPS_CHECK.replace("__uint(max_entries, 4)", "__uint(max_entries, 100000)")
+    build(tmp_path, text.replace('"mapcheck"', '"maphuge"'), "maphuge")
+    sim = ps.Simulator("maphuge")
+    workload(sim)
+    sim.run(seconds=0.1)
+    info = sim.ext_exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR_BPF
+    # 100000 u32 elements, each 8 bytes: arraymap.c's round_up(value_size, 8)
+    assert "map &arr needs 800000 bytes" in info.msg and "PS_SCX_MAP_BYTES" in info.msg
+
+
+SMALLEST = r"""
+#include <pysched/scx.h>
+%s
+SCX_OPS_DEFINE(x_ops, %s .name = "%s");
+"""
+
+
+@pytest.mark.parametrize("body, says", [
+    ("void BPF_STRUCT_OPS(x_dispatch, s32 cpu, struct task_struct *prev)"
+     "{ struct task_struct *p; bpf_for_each(scx_dsq, p, 0, 0) {} }",
+     "bpf_for_each (open-coded iterators) is not supported"),
+    ("struct bpf_spin_lock; void BPF_STRUCT_OPS(x_tick, struct task_struct *p)"
+     "{ bpf_spin_lock(0); }", "bpf_spin_lock is not supported"),
+    ("struct { __uint(type, BPF_MAP_TYPE_LRU_HASH); __uint(max_entries, 4);"
+     " __type(key, u32); __type(value, u32); } m SEC(\".maps\");"
+     "void BPF_STRUCT_OPS(x_tick, struct task_struct *p) { u32 k = 0; bpf_map_lookup_elem(&m, &k); }",
+     "supports maps of type BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_PERCPU_ARRAY and BPF_MAP_TYPE_HASH only"),
+])
+def test_an_unsupported_construct_is_a_build_error_naming_it(tmp_path, body, says):
+    path = tmp_path / "bad.bpf.c"
+    path.write_text(SMALLEST % (body, "", "bad"))
+    with pytest.raises(ps.PolicyBuildError) as e:
+        ps.build_policy(path, name="bad")
+    assert says in str(e.value) and "bad.bpf.c:" in str(e.value)
+
+
+def test_an_op_the_class_does_not_call_is_a_build_error_naming_it(tmp_path):
+    body = "void BPF_STRUCT_OPS(x_acquire, s32 cpu, void *args) {}"
+    path = tmp_path / "acq.bpf.c"
+    path.write_text(SMALLEST % (body, ".cpu_acquire = (void *)x_acquire,", "acq"))
+    with pytest.raises(ps.PolicyBuildError, match="no member named .cpu_acquire"):
+        ps.build_policy(path, name="acq")
