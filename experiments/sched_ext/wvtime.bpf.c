@@ -13,7 +13,7 @@ char _license[] SEC("license") = "GPL";
 #define SHARED_DSQ 0
 #define MAX_PIDS 1024
 
-/* a tunable a loader would set: here it keeps its compiled value */
+/* a tunable a loader would set: the preset's parameter slice_ns */
 const volatile u64 slice_ns = SCX_SLICE_DFL;
 
 UEI_DEFINE(uei);

@@ -23,10 +23,10 @@
  *   to the class's task when the op returns and before any kfunc taking
  *   the task; the kfunc's changes are read back after it.
  * - Maps (scx_maps.h) live in the simulator's runqueue areas.
- * - `const volatile` tunables keep the values they are compiled with
- *   (there is no loader to set them before the scheduler starts): edit
- *   them, or pass -D to a #define they use, through build_policy's
- *   extra_cflags.
+ * - `const volatile` tunables at file scope are the preset's parameters
+ *   (after EEVDF's), each simulator's own: build_policy compiles the file
+ *   with them made thread-local globals (PS_SCX_TUNABLE), loaded from the
+ *   simulator's parameters as an op starts (pysched/policy/scx_tunables.py).
  * - The exit is recorded in the simulator (the class's exit info);
  *   UEI_RECORD also fills the scheduler's own struct user_exit_info, which
  *   is thread-local.
@@ -181,10 +181,27 @@ typedef struct ps_scx_ctx {
   psData *d;
 } ps_scx_ctx;
 static __thread ps_scx_ctx ps_scx_cur_;
+/* The const volatile tunables, which pysched.build_policy turns into
+ * thread-local globals loaded from the simulator's parameters when an op
+ * starts (pysched/policy/scx_tunables.py defines PS_SCX_NTUNABLES, their
+ * table and their loader). */
+#ifndef PS_SCX_NTUNABLES
+#define PS_SCX_NTUNABLES 0
+#endif
+#define PS_SCX_TUNABLE static __thread
+#if PS_SCX_NTUNABLES
+static const psParamInfo ps_scx_tunable_rows_[PS_SCX_NTUNABLES];
+static void ps_scx_load_tunables_(const psModel *m);
+#define PS_SCX_LOAD_TUNABLES(m_) ps_scx_load_tunables_(m_)
+#else
+#define PS_SCX_LOAD_TUNABLES(m_) ((void)0)
+#endif
+
 #define PS_SCX_ENTER(m_, d_)          \
   ps_scx_ctx ps_saved_ = ps_scx_cur_; \
   ps_scx_cur_.m = (m_);               \
-  ps_scx_cur_.d = (d_)
+  ps_scx_cur_.d = (d_);               \
+  PS_SCX_LOAD_TUNABLES(m_)
 #define PS_SCX_LEAVE() (ps_scx_cur_ = ps_saved_)
 
 static inline u64 *ps_scx_u64_(psTask *t, size_t off) { return (u64 *)(t->priv + off); }
@@ -443,6 +460,8 @@ static psExtOps ps_scx_ops_;
 static psExtPolicy ps_scx_policy_;
 static psPreset ps_scx_preset_;
 static char ps_scx_doc_[192];
+/* EEVDF's parameters (the fallback's), then the tunables */
+static psParamInfo ps_scx_params_[PS_MAX_PARAMS];
 /* what the class cannot run in the ops' settings, or NULL */
 static const char *ps_scx_unsupported_;
 
@@ -504,8 +523,22 @@ static void ps_scx_setup_(const struct sched_ext_ops *u) {
   pol->name = u->name;
   snprintf(ps_scx_doc_, sizeof ps_scx_doc_, "sched_ext scheduler %s (C dialect)", u->name);
   pol->doc = ps_scx_doc_;
-  pol->params = ps_policy_eevdf.params;
-  pol->nparams = ps_policy_eevdf.nparams;
+  int nfb = ps_policy_eevdf.nparams;
+  memcpy(ps_scx_params_, ps_policy_eevdf.params, (size_t)nfb * sizeof ps_scx_params_[0]);
+#if PS_SCX_NTUNABLES
+  if (nfb + PS_SCX_NTUNABLES > PS_MAX_PARAMS)
+    ps_scx_unsupported_ = "more const volatile tunables than parameters fit";
+  else
+    memcpy(ps_scx_params_ + nfb, ps_scx_tunable_rows_, sizeof ps_scx_tunable_rows_);
+  for (int k = 0; k < PS_SCX_NTUNABLES; k++)
+    for (int j = 0; j < nfb; j++)
+      if (!strcmp(ps_scx_tunable_rows_[k].name, ps_policy_eevdf.params[j].name))
+        ps_scx_unsupported_ = "a const volatile tunable named as a parameter of EEVDF's";
+  pol->nparams = nfb + (nfb + PS_SCX_NTUNABLES > PS_MAX_PARAMS ? 0 : PS_SCX_NTUNABLES);
+#else
+  pol->nparams = nfb;
+#endif
+  pol->params = ps_scx_params_;
   pol->derived_fields = ps_policy_eevdf.derived_fields;
   pol->nderived_fields = ps_policy_eevdf.nderived_fields;
   pol->family = ps_policy_eevdf.family;

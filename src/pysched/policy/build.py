@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from .. import _core
 from . import registry
+from . import scx_tunables
 from . import base as _python_policy
 
 __all__ = ["ABI_VERSION", "PolicyBuildError", "PolicyLibrary", "build_policy", "include_dir"]
@@ -169,7 +170,8 @@ def _key(source, commands):
         _headers_digest = h.hexdigest()
     h = hashlib.sha256()
     # the name too: the same file under two names is two libraries
-    for part in (f"pysched policy library, ABI {ABI_VERSION}", source.name, repr(commands),
+    for part in (f"pysched policy library, ABI {ABI_VERSION}", scx_tunables.VERSION,
+                 source.name, repr(commands),
                  _headers_digest, source.text):
         h.update(part if isinstance(part, bytes) else part.encode())
         h.update(b"\0")
@@ -199,6 +201,14 @@ def _build(source, key, commands):
             src = os.path.join(tmp, os.path.basename(source.path) or "policy.c")
             with open(src, "wb") as f:
                 f.write(source.text)
+        if scx_tunables.is_dialect(source.text):
+            # a sched_ext scheduler in the C dialect: compiled through a copy
+            # whose const volatile tunables are parameters, its messages on
+            # the file's own lines, its own "includes" found beside it
+            src = os.path.join(tmp, "scx_" + (os.path.basename(source.path) or "policy.c"))
+            with open(src, "wb") as f:
+                f.write(scx_tunables.transform(source.text, source.path))
+            compile_ = compile_ + ["-iquote", os.path.dirname(os.path.abspath(source.path))]
         obj, out = os.path.join(tmp, "policy.o"), os.path.join(tmp, "policy.so")
         try:
             _run(compile_ + ["-c", src, "-o", obj], "compiling", source)

@@ -251,3 +251,43 @@ def test_an_op_the_class_does_not_call_is_a_build_error_naming_it(tmp_path):
     path.write_text(SMALLEST % (body, ".cpu_acquire = (void *)x_acquire,", "acq"))
     with pytest.raises(ps.PolicyBuildError, match="no member named .cpu_acquire"):
         ps.build_policy(path, name="acq")
+
+
+def first_switches(sim, n=3):
+    kind = ps.EVENT_KINDS.index("switch")
+    return [int(e["time_ns"]) for e in sim.events() if e["kind"] == kind][:n]
+
+
+def test_a_const_volatile_tunable_is_each_simulators_parameter(wvtime):
+    """slice_ns (const volatile u64 = SCX_SLICE_DFL) is a parameter with the
+    compiled default; two simulators stepped in turn each keep their own."""
+    default, short = (ps.Simulator("wvtime", record="events", params=p)
+                      for p in ({}, {"slice_ns": 5_000_000}))
+    assert default.params["slice_ns"] == ext.SCX_SLICE_DFL
+    for s in (default, short):
+        for i in range(2):
+            s.spawn(ps.programs.cpu_hog(), name=f"h{i}")
+    for _ in range(4):
+        default.run(seconds=0.05)
+        short.run(seconds=0.05)
+    # the first hog runs one slice, then the second takes the CPU
+    assert first_switches(default)[1] == ext.SCX_SLICE_DFL
+    assert first_switches(short)[1] == 5_000_000
+    python = ps.Simulator(Simple, record="events")
+    for i in range(2):
+        python.spawn(ps.programs.cpu_hog(), name=f"h{i}")
+    python.run(seconds=0.2)
+    assert outputs(default) == outputs(python)
+
+
+def test_a_tunable_outside_its_types_range_is_refused(wvtime):
+    with pytest.raises((ps.ConfigError, ValueError), match="slice_ns"):
+        ps.Simulator("wvtime", params={"slice_ns": -1})
+
+
+def test_compile_errors_name_the_files_own_lines(tmp_path):
+    path = tmp_path / "typo.bpf.c"
+    path.write_text(SMALLEST % ("const volatile u32 nr = 4;\n\nvoid BPF_STRUCT_OPS(x_tick, "
+                                "struct task_struct *p) { nosuch = 1; }", "", "typo"))
+    with pytest.raises(ps.PolicyBuildError, match=r"typo\.bpf\.c:5:\d+: .*nosuch"):
+        ps.build_policy(path, name="typo")

@@ -1,0 +1,79 @@
+"""The ``const volatile`` tunables of a sched_ext scheduler in the kernel's C
+dialect (``#include <pysched/scx.h>``) as its preset's parameters.
+
+In the kernel a loader sets a scheduler's ``const volatile`` globals before
+it starts; here each simulator gives its own values, as parameters named
+after the globals (after EEVDF's, the fallback's).  build_policy compiles
+such a file through a copy in which each file-scope ``const volatile``
+global becomes a thread-local one (``PS_SCX_TUNABLE``) that the op adapters
+load from the simulator's parameters on entry, followed by the table of
+those parameters; ``#line`` keeps the compiler's messages on the file's own
+lines.  Their range is their type's (u64 and s64 within int64), their
+default the compiled value.
+"""
+import re
+
+__all__ = ["is_dialect", "transform"]
+
+# in the cache key: a change here rebuilds the libraries
+VERSION = "scx-tunables 1"
+
+_DIALECT = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*<pysched/scx\.h>", re.M)
+
+# the types a tunable may have, and their ranges as C expressions
+_RANGES = {
+    "bool": ("0", "1"), "u8": ("0", "UINT8_MAX"), "u16": ("0", "UINT16_MAX"),
+    "u32": ("0", "UINT32_MAX"), "__u32": ("0", "UINT32_MAX"), "unsigned": ("0", "UINT32_MAX"),
+    "unsigned int": ("0", "UINT32_MAX"), "u64": ("0", "INT64_MAX"), "__u64": ("0", "INT64_MAX"),
+    "s8": ("INT8_MIN", "INT8_MAX"), "s16": ("INT16_MIN", "INT16_MAX"),
+    "s32": ("INT32_MIN", "INT32_MAX"), "__s32": ("INT32_MIN", "INT32_MAX"),
+    "int": ("INT32_MIN", "INT32_MAX"), "s64": ("INT64_MIN", "INT64_MAX"),
+    "__s64": ("INT64_MIN", "INT64_MAX"),
+}
+_TYPES = "|".join(sorted((re.escape(t).replace(r"\ ", r"\s+") for t in _RANGES), key=len,
+                         reverse=True))
+# a file-scope declaration: at the start of a line, one name, a plain type
+_TUNABLE = re.compile(r"^const\s+volatile\s+(?P<type>" + _TYPES + r")\s+(?P<name>[A-Za-z_]\w*)"
+                      r"\s*(?:=\s*(?P<init>[^;]*?))?\s*;", re.M)
+
+
+def is_dialect(text):
+    """Whether a policy source (bytes) is written in the sched_ext dialect."""
+    return _DIALECT.search(text) is not None
+
+
+def transform(text, path):
+    """The text to compile for a dialect source (bytes): its tunables made
+    thread-local and loaded from the simulator's parameters, their table
+    appended."""
+    src = text.decode("utf-8", errors="replace")
+    rows, loads = [], []
+    for k, m in enumerate(_TUNABLE.finditer(src)):
+        ctype = " ".join(m["type"].split())
+        lo, hi = _RANGES[ctype]
+        init = m["init"] or "0"
+        rows.append(f'  {{"{m["name"]}", (int64_t)({init}), {lo}, {hi}, 0, "", '
+                    f'"const volatile {ctype} {m["name"]} of {_c_string(path)}"}},')
+        loads.append(f"  {m['name']} = ({ctype})v[{k}];")
+    body = _TUNABLE.sub(_thread_local, src)
+    head = (f"#define PS_SCX_NTUNABLES {len(rows)}\n"
+            f'#line 1 "{_c_string(path)}"\n')
+    tail = "\n/* the tunables, as parameters (pysched.policy.scx_tunables) */\n"
+    if rows:
+        tail += ("static const psParamInfo ps_scx_tunable_rows_[PS_SCX_NTUNABLES] = {\n"
+                 + "\n".join(rows) + "\n};\n"
+                 "static void ps_scx_load_tunables_(const psModel *m) {\n"
+                 "  const int64_t *v = m->param + ps_policy_eevdf.nparams;\n"
+                 + "\n".join(loads) + "\n}\n")
+    return (head + body + tail).encode()
+
+
+def _thread_local(m):
+    """The declaration with PS_SCX_TUNABLE for `const volatile`, on the
+    same lines."""
+    prefix = re.match(r"const\s+volatile", m.group(0)).group(0)
+    return "PS_SCX_TUNABLE" + "\n" * prefix.count("\n") + m.group(0)[len(prefix):]
+
+
+def _c_string(s):
+    return str(s).replace("\\", "\\\\").replace('"', '\\"')
