@@ -13,7 +13,8 @@ default the compiled value.
 """
 import re
 
-__all__ = ["is_dialect", "transform"]
+# internal to build_policy: nothing here is public
+__all__ = []
 
 # in the cache key: a change here rebuilds the libraries
 VERSION = "scx-tunables 1"
