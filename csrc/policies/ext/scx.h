@@ -22,7 +22,10 @@
  *   scx.dsq_vtime, scx.weight) and writes scx.slice and scx.dsq_vtime back
  *   to the class's task when the op returns and before any kfunc taking
  *   the task; the kfunc's changes are read back after it.
- * - Maps (scx_maps.h) live in the simulator's runqueue areas.
+ * - Maps (scx_maps.h) live in the simulator's runqueue areas, and so do
+ *   the scalar globals (static u64 vtime_now;), which build_policy turns
+ *   into macros reading a slot there (pysched/policy/scx_tunables.py);
+ *   other file-scope variables stay the library's.
  * - `const volatile` tunables at file scope are the preset's parameters
  *   (after EEVDF's), each simulator's own: build_policy compiles the file
  *   with them made thread-local globals (PS_SCX_TUNABLE), loaded from the
@@ -476,10 +479,19 @@ static int ps_scx_configure_(psModel *m, char *err, int errlen) {
 
 /* the class's init_rq, then the maps' areas; after the last CPU's, the
  * scheduler's ops.init (scx_ops_enable), once for the state */
+#if PS_SCX_NGLOBALS
+static void ps_scx_init_globals_(void);
+#endif
 static void ps_scx_init_rq_(const psModel *m, psData *d, int cpu) {
   ps_ext_class.pol.hooks.init_rq(m, d, cpu);
   ps_scx_maps_init_(m, d, cpu);
-  if (cpu == m->ncpu - 1) ps_ext_enable(m, d);
+  if (cpu != m->ncpu - 1) return;
+#if PS_SCX_NGLOBALS
+  PS_SCX_ENTER(m, d);
+  ps_scx_init_globals_();
+  PS_SCX_LEAVE();
+#endif
+  ps_ext_enable(m, d);
 }
 
 static void ps_scx_setup_(const struct sched_ext_ops *u) {

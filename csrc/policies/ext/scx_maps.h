@@ -30,6 +30,8 @@
 #define PS_SCX_MAP_BYTES 32768
 #endif
 #define PS_SCX_MAX_MAPS 16
+/* the scalar globals a simulator keeps (pysched/policy/scx_tunables.py) */
+#define PS_SCX_MAX_GLOBALS 64
 
 /* include/uapi/linux/bpf.h */
 #define BPF_MAP_TYPE_HASH 1
@@ -74,6 +76,7 @@ typedef struct ps_scx_map_ent {
 typedef struct ps_scx_area {
   u32 nmaps, used;   /* CPU 0's: the maps placed, the bytes they take */
   ps_scx_map_ent dir[PS_SCX_MAX_MAPS];
+  u64 globals[PS_SCX_MAX_GLOBALS];   /* CPU 0's: the scheduler's scalar globals */
   _Alignas(8) unsigned char bytes[PS_SCX_MAP_BYTES];
 } ps_scx_area;
 
@@ -83,6 +86,16 @@ static size_t ps_scx_area_off_;
 
 static inline ps_scx_area *ps_scx_area_(const psModel *m, const psData *d, int cpu) {
   return (ps_scx_area *)((unsigned char *)ps_rq(m, d, cpu) + ps_scx_area_off_);
+}
+
+#ifndef PS_SCX_NGLOBALS
+#define PS_SCX_NGLOBALS 0
+#endif
+_Static_assert(PS_SCX_NGLOBALS <= PS_SCX_MAX_GLOBALS, "more scalar globals than a simulator keeps");
+
+/* the slot of scalar global k in the simulator an op runs for */
+static inline void *ps_scx_global_(int k) {
+  return &ps_scx_area_(ps_scx_cur_.m, ps_scx_cur_.d, 0)->globals[k];
 }
 
 /* the engine callocs the runqueue areas: nothing to do but say so here */

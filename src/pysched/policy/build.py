@@ -208,7 +208,9 @@ def _build(source, key, commands):
             src = os.path.join(tmp, "scx_" + (os.path.basename(source.path) or "policy.c"))
             with open(src, "wb") as f:
                 f.write(scx_tunables.transform(source.text, source.path))
-            compile_ = compile_ + ["-iquote", os.path.dirname(os.path.abspath(source.path))]
+            # (its globals are slots of u64 read as their own types)
+            compile_ = compile_ + ["-iquote", os.path.dirname(os.path.abspath(source.path)),
+                                   "-fno-strict-aliasing"]
         obj, out = os.path.join(tmp, "policy.o"), os.path.join(tmp, "policy.so")
         try:
             _run(compile_ + ["-c", src, "-o", obj], "compiling", source)

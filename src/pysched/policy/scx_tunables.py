@@ -1,5 +1,6 @@
-"""The ``const volatile`` tunables of a sched_ext scheduler in the kernel's C
-dialect (``#include <pysched/scx.h>``) as its preset's parameters.
+"""The file-scope variables of a sched_ext scheduler in the kernel's C
+dialect (``#include <pysched/scx.h>``): its ``const volatile`` tunables as
+its preset's parameters, its other scalar globals as each simulator's own.
 
 In the kernel a loader sets a scheduler's ``const volatile`` globals before
 it starts; here each simulator gives its own values, as parameters named
@@ -10,6 +11,14 @@ load from the simulator's parameters on entry, followed by the table of
 those parameters; ``#line`` keeps the compiler's messages on the file's own
 lines.  Their range is their type's (u64 and s64 within int64), their
 default the compiled value.
+
+A plain scalar global (``static u64 vtime_now;``, at the start of a line,
+one name, an integer type, an optional initializer) is a simulator's
+state: its declaration goes, and after the ``#include`` a macro of its name
+reads and writes a slot of the simulator's map area (pysched/scx_maps.h),
+set to its initializer before ops.init.  Other file-scope variables
+(arrays, structs) stay the library's, shared by the simulators of a
+process.
 """
 import re
 
@@ -17,7 +26,7 @@ import re
 __all__ = []
 
 # in the cache key: a change here rebuilds the libraries
-VERSION = "scx-tunables 1"
+VERSION = "scx-tunables 2"
 
 _DIALECT = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*<pysched/scx\.h>", re.M)
 
@@ -36,6 +45,10 @@ _TYPES = "|".join(sorted((re.escape(t).replace(r"\ ", r"\s+") for t in _RANGES),
 # a file-scope declaration: at the start of a line, one name, a plain type
 _TUNABLE = re.compile(r"^const\s+volatile\s+(?P<type>" + _TYPES + r")\s+(?P<name>[A-Za-z_]\w*)"
                       r"\s*(?:=\s*(?P<init>[^;]*?))?\s*;", re.M)
+
+_GLOBAL = re.compile(r"^(?:static\s+)?(?P<type>" + _TYPES + r")\s+(?P<name>[A-Za-z_]\w*)"
+                     r"\s*(?:=\s*(?P<init>[^;,]*?))?\s*;", re.M)
+_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<pysched/scx\.h>[^\n]*$", re.M)
 
 
 def is_dialect(text):
@@ -57,7 +70,15 @@ def transform(text, path):
                     f'"const volatile {ctype} {m["name"]} of {_c_string(path)}"}},')
         loads.append(f"  {m['name']} = ({ctype})v[{k}];")
     body = _TUNABLE.sub(_thread_local, src)
+    globals_ = list(_GLOBAL.finditer(body))
+    body = _GLOBAL.sub(lambda m: "\n" * m.group(0).count("\n"), body)
+    inc = _INCLUDE.search(body)
+    line = body.count("\n", 0, inc.end()) + 1
+    slots = "".join(f"#define {m['name']} (*({' '.join(m['type'].split())} *)ps_scx_global_({k}))\n"
+                    for k, m in enumerate(globals_))
+    body = body[:inc.end()] + f'\n{slots}#line {line + 1} "{_c_string(path)}"' + body[inc.end():]
     head = (f"#define PS_SCX_NTUNABLES {len(rows)}\n"
+            f"#define PS_SCX_NGLOBALS {len(globals_)}\n"
             f'#line 1 "{_c_string(path)}"\n')
     tail = "\n/* the tunables, as parameters (pysched.policy.scx_tunables) */\n"
     if rows:
@@ -66,6 +87,11 @@ def transform(text, path):
                  "static void ps_scx_load_tunables_(const psModel *m) {\n"
                  "  const int64_t *v = m->param + ps_policy_eevdf.nparams;\n"
                  + "\n".join(loads) + "\n}\n")
+    if globals_:
+        tail += ("/* the globals' initial values, each simulator's */\n"
+                 "static void ps_scx_init_globals_(void) {\n"
+                 + "".join(f"  {m['name']} = {m['init']};\n" for m in globals_ if m["init"])
+                 + "}\n")
     return (head + body + tail).encode()
 
 

@@ -291,3 +291,52 @@ def test_compile_errors_name_the_files_own_lines(tmp_path):
                                 "struct task_struct *p) { nosuch = 1; }", "", "typo"))
     with pytest.raises(ps.PolicyBuildError, match=r"typo\.bpf\.c:5:\d+: .*nosuch"):
         ps.build_policy(path, name="typo")
+
+
+GLOBALS = r"""
+#include <pysched/scx.h>
+
+static u32 nr_enqueued;
+static u64 slice = SCX_SLICE_DFL / 2;
+bool quitting = false;
+
+/* each enqueue counts; the 40th ends the scheduler, at a time that is the
+ * simulator's own only if the count is */
+void BPF_STRUCT_OPS(g_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	if (quitting)
+		return;
+	if (++nr_enqueued == 40) {
+		quitting = true;
+		scx_bpf_error("enqueue %u with slice %llu", nr_enqueued, (unsigned long long)slice);
+	}
+	scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice, enq_flags);
+}
+
+SCX_OPS_DEFINE(g_ops, .enqueue = (void *)g_enqueue, .name = "globals");
+"""
+
+
+def test_plain_globals_are_each_simulators_own(tmp_path):
+    build(tmp_path, GLOBALS, "globals")
+
+    def sim():
+        s = ps.Simulator("globals", cpus=1)
+        for i in range(2):
+            s.spawn(ps.programs.cpu_hog(), name=f"h{i}")
+        return s
+    alone = sim()
+    alone.run(seconds=1)
+    info = alone.ext_exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR_BPF
+    assert "enqueue 40 with slice 10000000" in info.msg   # initialised, 10 ms slices
+    a, b = sim(), sim()
+    for _ in range(5):
+        a.run(seconds=0.05)
+        b.run(seconds=0.05)
+    assert a.ext_exit_info.kind == ext.SCX_EXIT_NONE   # 0.25 s: before the 40th
+    twin = copy.deepcopy(a)
+    for _ in range(15):
+        for s in (a, b, twin):
+            s.run(seconds=0.05)
+    assert a.ext_exit_info == b.ext_exit_info == twin.ext_exit_info == info
