@@ -37,6 +37,9 @@
  * spin locks, kptrs and bpf_cpumask_* allocation, task / cgroup local
  * storage, arenas, timers, ringbuffers: each is a build error naming it.
  *
+ * Over 500 lines: a .bpf.c includes this one header, and most of it is the
+ * adapters, one per op, which only this file's macros and view use (the
+ * maps are apart, in scx_maps.h).
  * Read: include/linux/sched/ext.h, kernel/sched/ext.c (6.12),
  * tools/sched_ext/include/scx/common.bpf.h, compat.bpf.h and
  * user_exit_info.h of the Linux tree. */
