@@ -21,7 +21,8 @@ enum {
 /* What the task's time since `since_ns` counts as. */
 enum { PS_ACCT_RUN = 0, PS_ACCT_WAIT = 1, PS_ACCT_SLEEP = 2, PS_ACCT_NONE = 3 };
 
-#define PS_TASK_PRIV 96
+/* 104: the fair policies' sched_entity (fair_common.h) with its rq->cfs_tasks links */
+#define PS_TASK_PRIV 104
 #define PS_NAME_LEN 32
 
 typedef struct psTask {

@@ -131,20 +131,23 @@ static int load_balance(const psModel *m, psData *d, int cpu, int idle) {
     imbalance = busiest_load - avg < avg - local_load ? busiest_load - avg : avg - local_load;
   }
   if (imbalance <= 0) return -1;
-  /* detach_tasks: from the tail of cfs_tasks, the least recently listed */
+  /* detach_tasks: from the tail of rq->cfs_tasks (list_last_entry), the
+   * least recently enqueued or picked, toward the head.  The kernel moves
+   * a task it passes over to the head (list_move(&p->se.group_node,
+   * tasks)) and looks at most loop_max = min(sysctl_sched_nr_migrate,
+   * nr_running) times; the model leaves a passed-over task in its place and
+   * walks on, so it looks at each task once, at most 32 (6.12 fair.c
+   * detach_tasks).  Delayed tasks are on the list but not runnable: passed
+   * without a look. */
   int pulled = 0;
-  uint64_t after = 0;
+  int32_t next = src->cfs_tail;
   for (int loop = 0; loop < 32 && imbalance > 0; loop++) {
     if (idle != CPU_NOT_IDLE && fair_rq_nr_running(src) <= 1) break;
-    psTask *p = NULL;
-    for (int32_t i = m->ncpu; i < d->ntask; i++) {
-      psTask *t = &d->task[i];
-      if (t->pid && t->cpu == busiest && t->on_rq && !fair_rt(t) && SE(t)->list_stamp > after &&
-          (!p || SE(t)->list_stamp < SE(p)->list_stamp))
-        p = t;
-    }
-    if (!p) break;
-    after = SE(p)->list_stamp;
+    while (next >= 0 && !d->task[next].on_rq) next = SE(&d->task[next])->list_prev;
+    if (next < 0) break;
+    psTask *p = &d->task[next];
+    /* taken before p may leave the list (detach_task) */
+    next = SE(p)->list_prev;
     if (!can_migrate(m, d, p, busiest, cpu)) continue;
     if (by_load) {
       /* shift_right(load, nr_balance_failed): the kernel's load is an

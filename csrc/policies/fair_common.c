@@ -130,14 +130,46 @@ void fair_tree_dequeue(const psModel *m, psData *d, int q, int32_t i) {
   }
 }
 
+/* rq->cfs_tasks (fair_rq.cfs_head/cfs_tail, fair_se.list_prev/list_next):
+ * task i to the head, or out of the list */
+static void cfs_tasks_add(psData *d, fair_rq *rq, int32_t i) {
+  fair_se *se = SE(&d->task[i]);
+  se->list_prev = -1;
+  se->list_next = rq->cfs_head;
+  if (rq->cfs_head >= 0)
+    SE(&d->task[rq->cfs_head])->list_prev = i;
+  else
+    rq->cfs_tail = i;
+  rq->cfs_head = i;
+}
+
+static void cfs_tasks_del(psData *d, fair_rq *rq, int32_t i) {
+  fair_se *se = SE(&d->task[i]);
+  if (se->list_prev >= 0)
+    SE(&d->task[se->list_prev])->list_next = se->list_next;
+  else
+    rq->cfs_head = se->list_next;
+  if (se->list_next >= 0)
+    SE(&d->task[se->list_next])->list_prev = se->list_prev;
+  else
+    rq->cfs_tail = se->list_prev;
+  se->list_prev = se->list_next = -1;
+}
+
 void fair_account_enqueue(const psModel *m, psData *d, int q, int32_t i) {
   fair_rq *rq = CFSQ(m, d, q);
   fair_se *se = fair_ent(m, d, i);
   rq->load += se->weight;
   rq->nr_running++;
   if (se->sched_delayed) rq->nr_delayed++;
-  /* list_add(&se->group_node, &rq->cfs_tasks) */
-  se->list_stamp = ++rq->list_seq;
+  /* list_add(&se->group_node, &rq->cfs_tasks): a task's, on its CPU's
+   * list whatever its group (rq_of(cfs_rq); fair.c account_entity_enqueue,
+   * 6.5 and 6.12) */
+  if (i < FAIR_GSE) {
+    fair_rq *crq = FRQ(m, d, fair_q_cpu(q));
+    se->list_stamp = ++crq->list_seq;
+    cfs_tasks_add(d, crq, i);
+  }
 }
 
 void fair_account_dequeue(const psModel *m, psData *d, int q, int32_t i) {
@@ -146,6 +178,16 @@ void fair_account_dequeue(const psModel *m, psData *d, int q, int32_t i) {
   rq->load -= se->weight;
   rq->nr_running--;
   if (se->sched_delayed) rq->nr_delayed--;
+  /* list_del_init(&se->group_node) (account_entity_dequeue) */
+  if (i < FAIR_GSE) cfs_tasks_del(d, FRQ(m, d, fair_q_cpu(q)), i);
+}
+
+void fair_cfs_tasks_move(const psModel *m, psData *d, int cpu, int32_t i) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  SE(&d->task[i])->list_stamp = ++rq->list_seq;
+  if (rq->cfs_head == i) return;
+  cfs_tasks_del(d, rq, i);
+  cfs_tasks_add(d, rq, i);
 }
 
 /* avg + curr's part and load + curr's, as avg_vruntime and

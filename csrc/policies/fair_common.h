@@ -67,6 +67,8 @@ typedef struct fair_se {
   uint64_t sum_exec_runtime;
   uint64_t exec_start;            /* last update_curr while it ran; 0 after a migration */
   uint64_t list_stamp;            /* its place in rq->cfs_tasks (most recent: largest) */
+  int32_t list_prev, list_next;   /* rq->cfs_tasks' links (se->group_node): task slots toward
+                                   * the head (most recent) and the tail, -1 at the ends */
   uint32_t weight;                /* sched_prio_to_weight[nice + 20] */
   int32_t custom_slice;           /* EEVDF 6.12: slice set by sched_attr.sched_runtime */
   int32_t sched_delayed;          /* EEVDF 6.12: asleep, dequeue delayed (DELAY_DEQUEUE) */
@@ -94,6 +96,11 @@ typedef struct fair_rq {
   int32_t rt_head, rt_tail;
   uint32_t rt_nr_running;
   uint64_t list_seq;              /* stamps for list_stamp */
+  /* rq->cfs_tasks, a CPU's (root cfs_rq's) list of its fair tasks, queued
+   * or delayed, running one included: task slots, head the most recently
+   * enqueued or picked (stamps decrease from head to tail), -1 when empty;
+   * unused (-1) in a group's cfs_rq */
+  int32_t cfs_head, cfs_tail;
   /* the load balancer (balance_fair.c) */
   uint64_t next_balance;          /* jiffies of the next periodic balance */
   uint32_t balance_interval;      /* ms: sd->balance_interval */
@@ -404,6 +411,9 @@ void fair_tree_dequeue(const psModel *m, psData *d, int q, int32_t i);
 /* account_entity_enqueue / _dequeue: load and nr_running, and rq->cfs_tasks */
 void fair_account_enqueue(const psModel *m, psData *d, int q, int32_t i);
 void fair_account_dequeue(const psModel *m, psData *d, int q, int32_t i);
+/* set_next_entity's list_move(&se->group_node, &rq->cfs_tasks): task i,
+ * picked on cpu, to the head of that CPU's list */
+void fair_cfs_tasks_move(const psModel *m, psData *d, int cpu, int32_t i);
 /* avg_vruntime(cfs_rq): V, curr counted while on_rq, floored */
 uint64_t fair_avg_vruntime(const psModel *m, const psData *d, int q);
 /* vruntime_eligible(cfs_rq, v): V >= v without the division's rounding */

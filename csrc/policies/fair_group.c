@@ -262,9 +262,11 @@ static void init_group(const psModel *m, psData *d, int g, int parent) {
     rq->root = rq->leftmost = rq->curr = -1;
     rq->next = rq->last = rq->skip = -1;
     rq->rt_head = rq->rt_tail = -1;
+    rq->cfs_head = rq->cfs_tail = -1;
     rq->min_vruntime = (uint64_t)(-(1LL << 20));
     fair_se *se = &gr->se;
     se->node.left = se->node.right = se->node.parent = -1;
+    se->list_prev = se->list_next = -1;
     se->node.color = FAIR_NODE_OFF;
     se->node.group = (int16_t)parent;
     se->weight = NICE_0_LOAD;

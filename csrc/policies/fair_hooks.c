@@ -95,6 +95,7 @@ void fair_se_init(psTask *p) {
   memset(se, 0, sizeof *se);
   se->node.left = se->node.right = se->node.parent = -1;
   se->node.color = FAIR_NODE_OFF;
+  se->list_prev = se->list_next = -1;
   /* its task group: a forked task's is its parent's (cgroup_fork) */
   se->node.group = group;
   se->weight = fair_nice_weight(p->nice);
@@ -109,6 +110,7 @@ void fair_init_rq(const psModel *m, psData *d, int cpu) {
   rq->root = rq->leftmost = rq->curr = -1;
   rq->next = rq->last = rq->skip = -1;
   rq->rt_head = rq->rt_tail = -1;
+  rq->cfs_head = rq->cfs_tail = -1;
   /* init_cfs_rq: start near the wrap, to catch unsigned mistakes */
   rq->min_vruntime = (uint64_t)(-(1LL << 20));
   rq->balance_interval = (uint32_t)FD(m)->balance_min_interval;
@@ -220,8 +222,10 @@ psTask *fair_pick_next(const psModel *m, psData *d, int cpu) {
     if (rq->nr_running) {
       int32_t i = fair_pick_task(m, d, cpu);
       if (i < 0) continue;  /* it flushed a delayed entity: pick again */
-      /* list_move(&p->se.group_node, &rq->cfs_tasks) */
-      SE(&d->task[i])->list_stamp = ++rq->list_seq;
+      /* set_next_task_fair's list_move(&se->group_node, &rq->cfs_tasks):
+       * the running task to the head, so that the list runs from the most
+       * recently run to the least (6.12 fair.c) */
+      fair_cfs_tasks_move(m, d, cpu, i);
       return &d->task[i];
     }
     if (!(FD(m)->balance && fair_newidle_balance(m, d, cpu))) break;

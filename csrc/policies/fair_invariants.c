@@ -21,6 +21,7 @@ static int check_links(const psModel *m, const psData *d, char *err, int errlen)
         !(rt_list ? link_ok(n->right, d->ntask) : ent_ok(m, d, n->right)) ||
         !ent_ok(m, d, n->parent) || n->color < FAIR_NODE_OFF || n->color > FAIR_NODE_RT ||
         n->group < 0 || n->group >= fair_ngroups(m, d) ||
+        !link_ok(se->list_prev, d->ntask) || !link_ok(se->list_next, d->ntask) ||
         d->task[i].cpu < 0 || d->task[i].cpu >= m->ncpu) {
       snprintf(err, errlen, "slot %d (pid %d): a link, colour or cpu out of range", i, d->task[i].pid);
       return -1;
@@ -36,6 +37,7 @@ static int check_links(const psModel *m, const psData *d, char *err, int errlen)
         !ent_ok(m, d, rq->curr) || !ent_ok(m, d, rq->next) ||
         !ent_ok(m, d, rq->last) || !ent_ok(m, d, rq->skip) ||
         !link_ok(rq->rt_head, d->ntask) || !link_ok(rq->rt_tail, d->ntask) ||
+        !link_ok(rq->cfs_head, d->ntask) || !link_ok(rq->cfs_tail, d->ntask) ||
         (rq->curr_on_rq & ~1) || (rq->protect & ~1)) {
       snprintf(err, errlen, "cpu %d: a runqueue index out of range", c);
       return -1;
@@ -153,6 +155,59 @@ static int check_cpu(const psModel *m, const psData *d, int cpu, int32_t *intree
   return 0;
 }
 
+/* rq->cfs_tasks of every CPU: each list holds exactly the CPU's fair
+ * tasks that are queued, running or delayed (what account_entity_enqueue
+ * listed and account_entity_dequeue has not removed), its links agree both
+ * ways, and from head to tail the stamps fall strictly, so that the list
+ * is the order of list_stamp, the balancer's walk from the tail the order
+ * of the least recently enqueued or picked.  Links are range-checked by
+ * check_links before; a cycle is found by the links back or the count. */
+static int check_cfs_tasks(const psModel *m, const psData *d, char *err, int errlen) {
+  int64_t listed = 0, want = 0;
+  for (int c = 0; c < m->ncpu; c++) {
+    const fair_rq *rq = FRQ(m, d, c);
+    int32_t prev = -1;
+    uint64_t stamp = rq->list_seq;
+    for (int32_t i = rq->cfs_head; i >= 0; i = SEc(&d->task[i])->list_next) {
+      const psTask *p = &d->task[i];
+      const fair_se *se = SEc(p);
+      if (++listed > d->ntask || i < m->ncpu || se->list_prev != prev) {
+        snprintf(err, errlen, "cpu %d: rq->cfs_tasks is broken at slot %d (a cycle, an idle "
+                 "task or a link back that is not %d)", c, i, prev);
+        return -1;
+      }
+      if (!p->pid || p->cpu != c || fair_rt(p) || !(p->on_rq || se->sched_delayed)) {
+        snprintf(err, errlen, "cpu %d: slot %d (pid %d) is on rq->cfs_tasks but not a fair task "
+                 "queued there", c, i, p->pid);
+        return -1;
+      }
+      if (se->list_stamp > stamp || (prev >= 0 && se->list_stamp == stamp)) {
+        snprintf(err, errlen, "cpu %d: rq->cfs_tasks is out of its stamps' order at pid %d "
+                 "(stamp %llu after %llu)", c, p->pid, (unsigned long long)se->list_stamp,
+                 (unsigned long long)stamp);
+        return -1;
+      }
+      stamp = se->list_stamp;
+      prev = i;
+    }
+    if (prev != rq->cfs_tail) {
+      snprintf(err, errlen, "cpu %d: rq->cfs_tasks' tail is slot %d, its last entry %d", c,
+               rq->cfs_tail, prev);
+      return -1;
+    }
+  }
+  for (int32_t i = m->ncpu; i < d->ntask; i++) {
+    const psTask *p = &d->task[i];
+    want += p->pid && !fair_rt(p) && (p->on_rq || SEc(p)->sched_delayed);
+  }
+  if (listed != want) {
+    snprintf(err, errlen, "rq->cfs_tasks lists %lld tasks, but %lld fair tasks are queued",
+             (long long)listed, (long long)want);
+    return -1;
+  }
+  return 0;
+}
+
 int fair_check(const psModel *m, const psData *d, char *err, int errlen) {
   const fair_cpu *c0 = FCPU(m, d, 0);
   if (c0->ngroups < 0 || c0->ngroups > FAIR_MAX_GROUPS || c0->spawn_group < 0 ||
@@ -169,6 +224,7 @@ int fair_check(const psModel *m, const psData *d, char *err, int errlen) {
     intree += n;
     rt += FRQ(m, d, c)->rt_nr_running;
   }
+  if (check_cfs_tasks(m, d, err, errlen)) return -1;
   int64_t gse_in_trees = 0;
   if (fair_check_groups(m, d, &intree, &gse_in_trees, err, errlen)) return -1;
   intree -= gse_in_trees;

@@ -824,3 +824,59 @@ def test_a_crafted_list_of_waiting_tasks_is_refused():
         crafted[at + 4:at + 8] = bad.to_bytes(4, "little", signed=True)
         with pytest.raises(ValueError, match="damaged: the behaviour watch: the list of tasks"):
             Sim.restore(resealed(crafted))
+
+
+def cfs_tasks_snapshot():
+    """Three hogs on CPU 0 of two, pinned there, under EEVDF: each is on
+    CPU 0's rq->cfs_tasks.  Returns the raw snapshot and, by name, the
+    offset of each one's fair_se.list_stamp (list_prev and list_next follow
+    it), its task slot and its (list_prev, list_next)."""
+    sim = ps.Simulator("linux-6.12-eevdf", cpus=2)
+    for k in range(3):
+        sim.spawn(ps.programs.cpu_hog(), name=f"hog{k}", cpu=0, cpus_allowed=[0])
+    sim.run(seconds=0.05)
+    raw = bytearray(sim._core.snapshot())
+    # psTask: the name at 12, the policy's area at 504: fair_se's tree links
+    # (16 bytes), seven u64 times, list_stamp, list_prev, list_next
+    stamp = {f"hog{k}": raw.index(f"hog{k}\0".encode()) - 12 + 504 + 72 for k in range(3)}
+    slot = {name: 2 + k for k, name in enumerate(stamp)}  # after the 2 idle tasks
+    links = {name: (int.from_bytes(raw[o + 8:o + 12], "little", signed=True),
+                    int.from_bytes(raw[o + 12:o + 16], "little", signed=True))
+             for name, o in stamp.items()}
+    prevs, nexts = [p for p, _ in links.values()], [n for _, n in links.values()]
+    assert all(len(set(e)) == 3 and -1 in e and set(e) - {-1} <= set(slot.values())
+               for e in (prevs, nexts)), "psTask's or fair_se's layout moved: update the offsets"
+    return raw, stamp, slot, links
+
+
+def test_a_crafted_cfs_tasks_link_out_of_range_is_refused():
+    raw, stamp, slot, links = cfs_tasks_snapshot()
+    o = stamp["hog1"]
+    raw[o + 12:o + 16] = (10**6).to_bytes(4, "little", signed=True)
+    with pytest.raises(ValueError, match="damaged: slot 3 .*: a link, colour or cpu out of range"):
+        Sim.restore(resealed(raw))
+
+
+def test_a_crafted_cycle_in_cfs_tasks_is_refused():
+    """The balancer walks rq->cfs_tasks from its tail: a tail linked back to
+    the head would make the walk endless; the check finds it by the head's
+    link back, which is not the tail."""
+    raw, stamp, slot, links = cfs_tasks_snapshot()
+    head = next(n for n, (prev, _) in links.items() if prev == -1)
+    tail = next(n for n, (_, nxt) in links.items() if nxt == -1)
+    o = stamp[tail]
+    raw[o + 12:o + 16] = slot[head].to_bytes(4, "little", signed=True)
+    with pytest.raises(ValueError, match=f"damaged: cpu 0: rq->cfs_tasks is broken at slot {slot[head]}"):
+        Sim.restore(resealed(raw))
+
+
+def test_a_crafted_cfs_tasks_out_of_its_stamps_order_is_refused():
+    """The list must be the order of list_stamp: the head's and the tail's
+    stamps swapped, the links intact, is refused."""
+    raw, stamp, slot, links = cfs_tasks_snapshot()
+    head = next(n for n, (prev, _) in links.items() if prev == -1)
+    tail = next(n for n, (_, nxt) in links.items() if nxt == -1)
+    a, b = stamp[head], stamp[tail]
+    raw[a:a + 8], raw[b:b + 8] = raw[b:b + 8], raw[a:a + 8]
+    with pytest.raises(ValueError, match="damaged: cpu 0: rq->cfs_tasks is out of its stamps' order"):
+        Sim.restore(resealed(raw))
