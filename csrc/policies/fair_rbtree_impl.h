@@ -33,8 +33,19 @@ static void RB(augment)(const fair_tree *t, int32_t i) {
   se->min_vruntime = v;
 }
 
-static void RB(propagate)(const fair_tree *t, int32_t i) {
-  for (; i != NIL; i = RB(N)(t, i)->parent) RB(augment)(t, i);
+/* min_vruntime_cb_propagate (RB_DECLARE_CALLBACKS, include/linux/
+ * rbtree_augmented.h): augment from i up to stop (exclusive), ending at
+ * the first node whose value does not change -- every node above it
+ * depends on the changed subtree only through it.  The tree's values are
+ * the same as augmenting every node up to the root. */
+static void RB(propagate)(const fair_tree *t, int32_t i, int32_t stop) {
+  while (i != stop) {
+    fair_se *se = RB(E)(t, i);
+    uint64_t old = se->min_vruntime;
+    RB(augment)(t, i);
+    if (se->min_vruntime == old) break;
+    i = se->node.parent;
+  }
 }
 
 /* Put v where u was (u's parent now points to v). */
@@ -95,7 +106,9 @@ static void RB(fair_rb_insert)(const fair_tree *t, int32_t i) {
   else
     RB(N)(t, parent)->right = i;
   if (leftmost) *t->leftmost = i;
-  RB(propagate)(t, i);
+  /* the new node's own value first (its stale one says nothing) */
+  RB(augment)(t, i);
+  RB(propagate)(t, parent, NIL);
   /* the insertion fixup */
   int32_t z = i;
   while (RB(red)(t, RB(N)(t, z)->parent)) {
@@ -215,14 +228,19 @@ static void RB(fair_rb_erase)(const fair_tree *t, int32_t z) {
   fair_node *zn = RB(N)(t, z);
   int32_t x, xp;
   int removed_black;
+  int32_t xp_top;
   if (zn->left == NIL || zn->right == NIL) {
     x = zn->left == NIL ? zn->right : zn->left;
     xp = zn->parent;
     removed_black = zn->color == FAIR_NODE_BLACK;
     RB(replace_child)(t, z, x);
+    xp_top = xp;
   } else {
     int32_t y = RB(fair_rb_first_t)(t, zn->right);
     fair_node *yn = RB(N)(t, y);
+    /* the successor takes z's place, and z's value until the propagation
+     * below reaches it (__rb_erase_augmented's augment->copy) */
+    uint64_t z_min = RB(E)(t, z)->min_vruntime;
     removed_black = yn->color == FAIR_NODE_BLACK;
     x = yn->right;
     if (yn->parent == z) {
@@ -237,9 +255,13 @@ static void RB(fair_rb_erase)(const fair_tree *t, int32_t z) {
     yn->left = zn->left;
     RB(N)(t, yn->left)->parent = y;
     yn->color = zn->color;
+    RB(E)(t, y)->min_vruntime = z_min;
+    /* the successor's old place up to its new one, then from there up */
+    RB(propagate)(t, xp, y);
+    xp_top = y;
   }
   /* every changed subtree lies on the path from xp to the root */
-  RB(propagate)(t, xp);
+  RB(propagate)(t, xp_top, NIL);
   if (removed_black) RB(erase_fixup)(t, x, xp);
   zn->left = zn->right = zn->parent = NIL;
   zn->color = FAIR_NODE_OFF;
