@@ -1,7 +1,7 @@
 /* The fair schedulers' invariants (fair_common.h, psHooks.check): each
- * CPU's tree, sums, cfs_rq->curr, buddies and RT list, and every task's
- * accounting within range.  A state may come from a damaged snapshot, so
- * indices are checked before they are followed. */
+ * CPU's tree, sums, cfs_rq->curr, buddies, RT list and rq->cfs_tasks, and
+ * every task's accounting within range.  A state may come from a damaged
+ * snapshot, so indices are checked before they are followed. */
 #include "fair_common.h"
 
 #include <stdio.h>
