@@ -43,9 +43,13 @@ levels: the quantization of a loop that holds its level) and "cycles".
 
 The shares predicted where it settles are the fixed point of the loop
 averaged with integer prios (tasks at a common level share the CPU by
-their timeslices), or the return map's where the small task's turn is one
-HZ/2 timeslice (the shares are then ratios of whole slices); where it
-cycles, the return map's.  The settling time is when every prio has come,
+their timeslices), or, where the small task's turn is one HZ/2 timeslice
+(the shares are then counts of whole slices), those of the pair's return
+map (houston_loop.pair_share): both run_avgs move, the bigger task's prio
+crosses a level on some rounds and not others, so its slices per slice
+of the small task alternate (2, 3, 2 ...), and of the patterns the pair
+has at one set of parameters its history from the spawn picks one.
+Where it cycles, the return map's.  The settling time is when every prio has come,
 for good, within settle_levels of the range it keeps on the attractor (as
 pysched.analysis.measure.prio_settling_time measures a simulated run): the bigger
 task's run_avg moves from where running alone took it to its fixed point
@@ -63,7 +67,8 @@ import numpy as np
 
 from . import houston
 from .houston import houston_equilibrium
-from .houston_loop import ATTRACTOR, MAX_PRIO, Patch, attractor, return_map
+from .measure import default_seconds
+from .houston_loop import ATTRACTOR, MAX_PRIO, Patch, attractor, pair_share, return_map
 from .result import Result, moved_field
 from .._checks import check_int, check_number
 
@@ -76,8 +81,8 @@ class Stability(Result):
     kind: "settles", "cycles" or "starves"; why: the verdict in words.
     shares: **the prediction, the shares to plot** -- each task's CPU
     share, in the order of `nices`, as a run shows it (where it settles:
-    the level-quantized fixed point, or the return map's count of
-    timeslices when the small task's turn is one HZ/2 slice; where it
+    the level-quantized fixed point, or the pair's return map from the
+    spawn when the small task's turn is one HZ/2 slice; where it
     cycles: the return map's; where it starves: 1 and 0).  settling_s:
     seconds from the spawn until every prio stays within settle_levels of
     the range it keeps on the attractor (NaN unless kind is "settles").
@@ -311,10 +316,23 @@ def _analyse(f, nices, eq, cycle_levels, settle_levels):
 
     kind = "cycles" if max(swing_lo, swing_hi) > cycle_levels else "settles"
     shares = np.zeros(2)
-    if kind == "cycles" or (rounds[-1].ran == q_lo == f.slice(static[lo], static[lo])):
-        # the return map counts timeslices: where L's turn is one HZ/2 slice
-        # the shares are ratios of whole slices, not the level's balance
+    if kind == "cycles":
         shares[lo], shares[hi] = share_lo, 1 - share_lo
+    elif rounds[-1].ran == q_lo == f.slice(static[lo], static[lo]):
+        # where L's turn is one HZ/2 slice the shares are counts of whole
+        # slices, not the level's balance.  But H's prio is not the one
+        # stale value return_map holds it at: its run_avg swings with every
+        # round and its prio crosses a level on some rounds and not on
+        # others, and the pair has more than one such pattern at one set of
+        # parameters (half-life 5189, nice_const 11593: one +5 slice per two
+        # nice-0 slices, a third, or a mix of two and three, 0.265), of
+        # which the run's history picks one.  So the pair is followed, both
+        # run_avgs moving, from the spawn (as classify_run spawns it: the
+        # first task runs first) over default_seconds, and its shares are
+        # those of the last third, which classify_run measures
+        ticks = int(default_seconds(f.params_with_hz()) * f.hz)
+        shares[:] = pair_share(f, static, x0, 0, ticks - 2 * ticks // 3,
+                               warmup=2 * ticks // 3)
     else:
         shares = discrete.copy()
     settling = math.nan
