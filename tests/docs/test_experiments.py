@@ -101,6 +101,16 @@ def test_the_figures_of_the_stability_map_are_its_defaults():
 
 
 @pytest.mark.slow
+def test_the_figures_between_the_grid_lines_are_the_defaults_of_houston_offgrid():
+    out = run("houston_offgrid.py")
+    kind, share, worst = re.search(r"seed 1: kind (\d+/\d+) .*within 0.03 (\d+/\d+) .*worst ([\d.]+)",
+                                   out).groups()
+    row = re.search(r"^\| random, seed 1 \| (\d+/\d+)[^|]*\|[^|]*\|[^|]*\| (\d+/\d+)[^|]*\| ([\d.]+) \|",
+                    page("houston-stability.md"), re.M).groups()
+    assert row == (kind, share, worst)
+
+
+@pytest.mark.slow
 def test_the_figures_of_the_interbench_matrix_are_its_defaults():
     out = run("interbench_matrix.py")
     claim = page("interbench.md")
