@@ -1,8 +1,9 @@
 """The loop houston_stability analyses, as a return map: the self-tuning
 patch's formulas at one set of parameters (Patch: the very C the
-simulator runs, through pysched.analysis.houston, cached) and the rounds
+simulator runs, through pysched.analysis.houston, cached), the rounds
 of one task against another's prio (return_map), with the attractor they
-reach (attractor, repeat).  pysched.analysis.stability says what the
+reach (attractor, repeat), and the pair with both run_avgs moving
+(pair_share).  pysched.analysis.stability says what the
 loop is and why it is followed round by round."""
 import math
 from dataclasses import dataclass
