@@ -247,7 +247,7 @@ def repeat(rounds):
     return sum(a + b for a, b in pattern) / len(pattern)
 
 
-def pair_share(f, static, x, first, ticks, *, warmup=0, swings=False):
+def pair_share(f, static, x, first, ticks, *, warmup=0):
     """The return map of the pair: both tasks' run_avgs move, the running
     one by update_run_avg_running every tick, the waiting one by
     fairness_update's decay_value, and each prio is recomputed where the
@@ -274,8 +274,7 @@ def pair_share(f, static, x, first, ticks, *, warmup=0, swings=False):
     for a prio better than the running one's.  schedule() takes the best
     prio, and of two at one prio the one queued first (enqueue_task
     appends to the prio list and the lru list alike, so that is the one
-    ahead in the lru list); a preempted task keeps the rest of its slice.
-    swings=True: also the range of each task's prio over those ticks."""
+    ahead in the lru list); a preempted task keeps the rest of its slice."""
     x = [int(v) for v in x]
     prio = [f.prio(max(1, v), s) for v, s in zip(x, static)]
     rem = [f.slice(p, s) for p, s in zip(prio, static)]
@@ -283,7 +282,6 @@ def pair_share(f, static, x, first, ticks, *, warmup=0, swings=False):
     lru = [first, 1 - first]
     run = first
     ran = [0, 0]
-    seen = [set(), set()]
     t = 0
     end = warmup + ticks
     while t < end:
@@ -316,11 +314,5 @@ def pair_share(f, static, x, first, ticks, *, warmup=0, swings=False):
                 resched = True
         if resched:
             run = min((0, 1), key=lambda i: (prio[i], lru.index(i)))
-        if t >= warmup:
-            seen[0].add(prio[0])
-            seen[1].add(prio[1])
     total = sum(ran)
-    shares = [r / total for r in ran]
-    if swings:
-        return shares, [max(s) - min(s) for s in seen]
-    return shares
+    return [r / total for r in ran]
