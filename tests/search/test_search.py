@@ -190,6 +190,9 @@ def test_bad_search_arguments_are_refused_naming_them():
         search.search("linux-2.5.56", search.uncharged_share())
     with pytest.raises(TypeError, match="objective must be a callable"):
         search.search("linux-2.5.65", "uncharged_share")
+    with pytest.raises(TypeError, match=r"objective=search.uncharged_share makes the objective: "
+                                        r"call it, objective=search.uncharged_share\(\)"):
+        search.search("linux-2.5.65", search.uncharged_share)
     with pytest.raises(ValueError, match="budget"):
         search.search("linux-2.5.65", search.uncharged_share(), budget=0)
     with pytest.raises(TypeError, match="space must be a pysched.search.Space"):

@@ -30,6 +30,10 @@ from .objectives import (IdleWhileWaiting, LongestWait, Objective, Run, ShareAbo
 from .result import SearchResult
 from .space import KINDS, Op, Space, TaskSpec, Workload, hog
 
+# the functions that make the built-in objectives (passed uncalled by mistake)
+MAKERS = (uncharged_share, share_above_fair, worst_wakeup_latency, longest_wait,
+          idle_while_waiting)
+
 __all__ = ["search", "Space", "TaskSpec", "Op", "Workload", "hog", "SearchResult", "Run",
            "Objective", "uncharged_share", "share_above_fair", "worst_wakeup_latency",
            "longest_wait", "idle_while_waiting", "UnchargedShare", "ShareAboveFair",
@@ -70,6 +74,10 @@ def search(preset, objective, space=None, *, budget=2000, seconds=10.0, cpus=1, 
     if not callable(objective):
         raise TypeError(f"search: objective must be a callable Run -> float "
                         f"(e.g. search.uncharged_share()), not {type(objective).__name__}")
+    if objective in MAKERS:
+        name = objective.__name__
+        raise TypeError(f"search: objective=search.{name} makes the objective: call it, "
+                        f"objective=search.{name}()")
     space = Space() if space is None else space
     if not isinstance(space, Space):
         raise TypeError(f"search: space must be a pysched.search.Space, not {type(space).__name__}")
