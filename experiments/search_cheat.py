@@ -22,14 +22,20 @@ PRESETS = ["linux-2.4.20", "linux-2.5.64", "linux-2.5.65", "houston-2003", "linu
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=int, default=20000, help="runs per search (default 20000)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="simulated s per run (20)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--presets", nargs="*", default=PRESETS)
-    ap.add_argument("--markdown", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--budget", type=int, default=20000, help="runs per search")
+    ap.add_argument("--seconds", type=float, default=20.0, help="simulated s per run")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="processes the searches run on")
+    ap.add_argument("--seed", type=int, default=1, help="the searches' seed")
+    ap.add_argument("--presets", nargs="*", default=PRESETS, help="the presets searched")
+    ap.add_argument("--markdown", action="store_true", help="print the docs' table")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: 64 runs a search, 1 simulated s each")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.budget, args.seconds = 64, 1.0
     space = search.Space(background=(search.hog(), search.hog()))
     rows = []
     for preset in args.presets:
@@ -47,7 +53,7 @@ def main(argv=None):
             print(f"{preset:18} {objective.name:18} score {r.score:6.3f}  top task: share "
                   f"{top['share']:.3f} charged {top['charged']:.3f}  {len(r.workload.tasks)} "
                   f"tasks  {body.code()}  ({r.evaluations:,} runs, {took:.0f} s)",
-                  file=sys.stderr, flush=True)
+                  file=sys.stderr if args.markdown else sys.stdout, flush=True)
     if args.markdown:
         print(f"Two hogs and up to three searched tasks, {args.seconds:g} simulated s a run, "
               f"{args.budget:,} runs a search, seed {args.seed}.\n")

@@ -25,14 +25,20 @@ SEARCHES = [
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=int, default=3000, help="runs per search (default 3000)")
-    ap.add_argument("--seconds", type=float, default=10.0, help="simulated s per run (10)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--presets", nargs="*", default=PRESETS)
-    ap.add_argument("--markdown", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--budget", type=int, default=3000, help="runs per search")
+    ap.add_argument("--seconds", type=float, default=10.0, help="simulated s per run")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="processes the searches run on")
+    ap.add_argument("--seed", type=int, default=1, help="the searches' seed")
+    ap.add_argument("--presets", nargs="*", default=PRESETS, help="the presets searched")
+    ap.add_argument("--markdown", action="store_true", help="print the docs' table")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: 64 runs a search, 1 simulated s each")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.budget, args.seconds = 64, 1.0
     rows = []
     for preset in args.presets:
         for name, objective, cpus, space in SEARCHES:
@@ -42,8 +48,8 @@ def main(argv=None):
             code = " + ".join(t.code().removeprefix("ps.Program()") for t in r.workload.tasks)
             rows.append((preset, name, cpus, r.score, len(r.workload.tasks), code))
             print(f"{preset:18} {name:18} {r.score:10.3f}  {len(r.workload.tasks)} tasks  {code}  "
-                  f"({r.evaluations:,} runs, {time.monotonic() - t0:.0f} s)", file=sys.stderr,
-                  flush=True)
+                  f"({r.evaluations:,} runs, {time.monotonic() - t0:.0f} s)",
+                  file=sys.stderr if args.markdown else sys.stdout, flush=True)
     if args.markdown:
         print(f"{args.budget:,} runs a search, {args.seconds:g} simulated s a run, seed "
               f"{args.seed}; longest_wait in ms beside two hogs on 1 CPU, idle_while_waiting "
