@@ -28,6 +28,8 @@ import platform
 import subprocess
 import sys
 
+from pysched.realkernel.kernel_info import cpu_model
+
 PRESETS = ("linux-2.5.65", "linux-6.5-cfs", "linux-6.6-eevdf", "linux-6.12-eevdf")
 
 CHILD = r"""
@@ -62,16 +64,6 @@ def child(preset, n, cpus, seconds):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -85,7 +77,7 @@ def main():
         ap.error(f"--repeat {a.repeat}: at least 1")
     if a.tasks < a.cpus:
         ap.error(f"--tasks {a.tasks}: at least one task per CPU ({a.cpus})")
-    print(f"CPU: {cpu_model()}; Python {platform.python_version()}")
+    print(f"CPU: {cpu_model() or 'unknown'}; Python {platform.python_version()}")
     print(f"{a.tasks:,} tasks (1 in 10 a hog) on {a.cpus} CPUs, {a.seconds:g} simulated s timed")
     base = None
     for preset in a.presets:

@@ -34,6 +34,8 @@ import platform
 import subprocess
 import sys
 
+from pysched.realkernel.kernel_info import cpu_model
+
 CHILD = r"""
 import json, resource, sys, time
 import pysched as ps
@@ -107,23 +109,13 @@ def child(case, n, cpus):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=100_000)
     ap.add_argument("--million", action="store_true", help="also case (m)")
     a = ap.parse_args()
-    print(f"CPU: {cpu_model()}; Python {platform.python_version()}")
+    print(f"CPU: {cpu_model() or 'unknown'}; Python {platform.python_version()}")
     s = child("spawn", a.tasks, 8)
     print(f"(s) {a.tasks:,} spawns on 8 CPUs: {s['spawn_s']:.3f} s without cpu= "
           f"({s['spawn_s'] / a.tasks * 1e6:.2f} us each), {s['spawn_cpu_s']:.3f} s with cpu=")

@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from pysched.realkernel.kernel_info import cpu_model
+
 CHILD = """
 import pysched as ps
 
@@ -79,17 +81,6 @@ def children(pid):
         return []
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except FileNotFoundError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def case(path, want):
     child = subprocess.Popen([sys.executable, "-c", CHILD.format(path=path)],
                              start_new_session=True)
@@ -113,12 +104,13 @@ def case(path, want):
     return first, enough, rows_in(path), peak / 1024, workers / 1024
 
 
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=5000, help="rows to wait for")
     args = ap.parse_args(argv)
     import pysched as ps
-    print(f"# {cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+    print(f"# {cpu_model() or 'unknown'}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"pysched {ps.__version__}; a sweep of 10^8 calls; load average "
           f"{os.getloadavg()[0]:.2f} at the start")
     print("| file | first rows (s) | rows | at (s) | peak RSS, sweep (MiB) | peak RSS, a worker (MiB) |")

@@ -12,14 +12,7 @@ import platform
 import time
 
 import pysched as ps
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or "unknown"
+from pysched.realkernel.kernel_info import cpu_model
 
 
 def mixed(sim):
@@ -58,12 +51,13 @@ def timed(preset, build, cpus, seconds, watch, repeat):
     return best
 
 
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print(f"{cpu_model()}; {args.seconds:g} simulated s a run, best of {args.repeat}")
+    print(f"{cpu_model() or 'unknown'}; {args.seconds:g} simulated s a run, best of {args.repeat}")
     print(f"{'preset':18} {'workload':9} {'cpus':>4} {'off ms':>8} {'watch':>7} {'stop_on':>8}")
     for preset in PRESETS:
         for name, build, cpus in CASES:

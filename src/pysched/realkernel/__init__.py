@@ -171,13 +171,7 @@ def machine(cpu=None):
             cmdline = f.read()
     except OSError:
         cmdline = ""
-    model = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f
-                          if line.startswith("model name")), None)
-    except OSError:
-        pass
+    model = kernel_info.cpu_model()
     sysctls = kernel_info.read_sched_sysctls()
     return {"release": release, "version": platform.version(), "cpu_model": model,
             "ncpus": ncpus, "hz": hz, "hz_source": hz_source,

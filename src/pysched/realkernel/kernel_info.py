@@ -43,6 +43,17 @@ def online_cpus(text):
     return n
 
 
+def cpu_model():
+    """The processor's model name (/proc/cpuinfo), or None where it cannot
+    be read: what a measurement of time is labelled with."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].strip() for line in f
+                         if line.startswith("model name")), None)
+    except OSError:
+        return None
+
+
 def read_online_cpus():
     try:
         with open("/sys/devices/system/cpu/online") as f:
