@@ -8,7 +8,6 @@ ticks off and is not what a sweep leaves on, so it is measured apart.
     python benchmarks/bench_watch.py --seconds 5 --repeat 5
 """
 import argparse
-import platform
 import time
 
 import pysched as ps

@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from .evaluate import score_all
+
 # the package's own: the public names are pysched.search's
 __all__ = []
 
@@ -41,7 +43,6 @@ class Evaluator:
         self.cache = {}
 
     def __call__(self, workloads):
-        from .evaluate import score_all
         todo = [w for w in dict.fromkeys(workloads) if w not in self.cache]
         if todo:
             if self.executor is None:
