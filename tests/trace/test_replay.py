@@ -241,34 +241,37 @@ def test_the_command_line_prints_the_table(capsys):
     assert len(lines) == 2 and "trace cpu %" in out and "sim latency ms" in out
 
 
-def test_the_docs_real_trace_tables_are_what_the_experiment_prints():
+def experiment_and_page():
+    """experiments/replay_real_trace.py as a module, and the text of its docs
+    page (skips in an sdist, which ships no experiments/)."""
     script = RECORDER.parent / "replay_real_trace.py"
-    docs = RECORDER.parent.parent / "docs" / "experiments" / "real-trace.md"
     if not script.exists():
         pytest.skip("the sdist ships no experiments/ (a clone does)")
     spec = importlib.util.spec_from_file_location("replay_real_trace", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    text = docs.read_text()
-    # the presets the page's table has (a preset added later joins it when it is rerun)
-    header = text[text.index("| task | nice | trace |"):].split("\n", 1)[0]
-    presets = [c.strip() for c in header.strip("|").split("|")[3:]]
+    return mod, (RECORDER.parent.parent / "docs" / "experiments" / "real-trace.md").read_text()
+
+
+def table_presets(text, header, first):
+    """The presets of the page's table whose header starts with `header`:
+    its columns from `first` on (a preset added later joins it when the
+    table is rerun)."""
+    line = text[text.index(header):].split("\n", 1)[0]
+    presets = [c.strip() for c in line.strip("|").split("|")[first:]]
     assert set(presets) <= set(ps.presets()) and len(presets) >= 5
+    return presets
+
+
+def test_the_docs_real_trace_tables_are_what_the_experiment_prints():
+    mod, text = experiment_and_page()
+    presets = table_presets(text, "| task | nice | trace |", 3)
     assert mod.tables(str(REAL), FACTS["comms"], "open", None, presets) in text
 
 
 def test_the_docs_conservation_table_is_what_the_experiment_prints():
-    script = RECORDER.parent / "replay_real_trace.py"
-    docs = RECORDER.parent.parent / "docs" / "experiments" / "real-trace.md"
-    if not script.exists():
-        pytest.skip("the sdist ships no experiments/ (a clone does)")
-    spec = importlib.util.spec_from_file_location("replay_real_trace", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    text = docs.read_text()
-    header = text[text.index("| capture | sleeps |"):].split("\n", 1)[0]
-    presets = [c.strip() for c in header.strip("|").split("|")[2:]]
-    assert set(presets) <= set(ps.presets()) and len(presets) >= 5
+    mod, text = experiment_and_page()
+    presets = table_presets(text, "| capture | sleeps |", 2)
     assert mod.conservation(presets) in text
 
 
