@@ -358,6 +358,7 @@ ENTRY_POINTS = [
     ("workloads.rtapp.from_rtapp", "int", lambda I: rtapp(I)),
     ("trace.capture.Trace.tid", "int", lambda I: small_trace().tid(I(1))),
     ("trace.capture.Trace.task", "int", lambda I: small_trace().task(I(2)).tolist()),
+    ("trace.capture.Trace.family", "int", lambda I: small_trace().family(I(1))),
     ("trace.capture.Trace.to_workload", "int", lambda I: replayed(small_trace().to_workload(
         cpus=I(1), tasks=[I(1), I(2)]))),
     ("trace.open_rule.OpenRule", "int", lambda I: vars(ps.trace.OpenRule(

@@ -31,15 +31,7 @@ def workload_tids(t, facts):
     recorded before the recorder named it."""
     if "root" not in facts:
         return [t.tid(c) for c in facts["comms"]]
-    kids = {}
-    for _, parent, child in t.forks.tolist():
-        kids.setdefault(parent, []).append(child)
-    out, todo = [], [t.tid(facts["root"])]
-    while todo:
-        tid = todo.pop()
-        out.append(tid)
-        todo += kids.get(tid, [])
-    return out
+    return t.family(facts["root"])
 
 
 @pytest.fixture(scope="module", params=CAPTURES)

@@ -3,6 +3,7 @@ back with pysched.trace.load gives the run's own per-task numbers; the
 reader takes perf's and trace-cmd's text; a damaged file is refused with
 the line and what was expected."""
 import gzip
+import json
 import random
 import re
 import warnings
@@ -13,6 +14,8 @@ import pytest
 import pysched as ps
 from pysched import trace as tr
 from pysched.trace import read
+
+from repo_paths import DATA
 
 SWITCH, WAKEUP, FORK, EXIT = (ps.EVENT_KINDS.index(k) for k in ("switch", "wakeup", "fork", "exit"))
 
@@ -551,3 +554,16 @@ def test_the_trace_fuzzer_runs_200_inputs_without_a_finding(tmp_path):
     n, outcomes, findings = fuzz_trace.run(None, seed=1, out=str(tmp_path), iterations=200)
     assert n == 200 and findings == []
     assert outcomes["TraceFormatError"] > 50 and outcomes["replayed"] > 10
+
+
+def test_a_tasks_family_is_it_and_every_task_forked_below_it():
+    t = tr.load(DATA / "real_make.txt.gz")
+    facts = json.loads((DATA / "real_make.json").read_text())
+    family = t.family(facts["root"])
+    assert family[0] == t.tid(facts["root"])
+    # every member but the root was forked by a member, and none twice
+    parents = {int(c): int(p) for _, p, c in t.forks.tolist()}
+    assert len(set(family)) == len(family) > 10
+    assert all(parents[tid] in family for tid in family[1:])
+    # and every task forked by a member is one
+    assert all(c in family for _, p, c in t.forks.tolist() if p in family)

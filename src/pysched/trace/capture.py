@@ -135,6 +135,20 @@ class Trace:
             raise KeyError(f"no task with tid {task} in {self.path}")
         return int(task)
 
+    def family(self, task):
+        """The tids of `task` (a tid, or a comm that one task has) and of
+        every task it forked, and they forked, in the trace: a workload
+        started by one process."""
+        kids = {}
+        for _, parent, child in self.forks.tolist():
+            kids.setdefault(parent, []).append(child)
+        out, todo = [], [self.tid(task)]
+        while todo:
+            tid = todo.pop()
+            out.append(tid)
+            todo += kids.get(tid, [])
+        return out
+
     def task(self, task):
         """The row of `task` (a tid, or a comm that one task has)."""
         return self.tasks[self.tasks["tid"] == self.tid(task)][0]
