@@ -152,24 +152,22 @@ def _stop(pids):
         os.waitpid(pid, 0)
 
 
-def _mixed(seconds, tmp):
-    a, b = os.pipe(), os.pipe()
-    pids = [_child(comm, nice, _hog) for comm, nice in HOGS.items()]
-    pids.append(_child(SLEEPER["comm"], 0, _sleeper))
-    pids.append(_child("ping", 0, _ping, b[0], a[1]))
-    pids.append(_child("pong", 0, _pong, a[0], b[1]))
-    time.sleep(seconds)
-    _stop(pids)
+def _hogs_sleeper_pair(hogs, ping):
+    """A scene: busy loops at `hogs`' nice values, the sleeper, and a pipe
+    pair whose parent runs `ping`."""
+    def scene(seconds, tmp):
+        a, b = os.pipe(), os.pipe()
+        pids = [_child(comm, nice, _hog) for comm, nice in hogs.items()]
+        pids.append(_child(SLEEPER["comm"], 0, _sleeper))
+        pids.append(_child("ping", 0, ping, b[0], a[1]))
+        pids.append(_child("pong", 0, _pong, a[0], b[1]))
+        time.sleep(seconds)
+        _stop(pids)
+    return scene
 
 
-def _pingpong(seconds, tmp):
-    a, b = os.pipe(), os.pipe()
-    pids = [_child(comm, nice, _hog) for comm, nice in TWO_HOGS.items()]
-    pids.append(_child(SLEEPER["comm"], 0, _sleeper))
-    pids.append(_child("ping", 0, _think_ping, b[0], a[1]))
-    pids.append(_child("pong", 0, _pong, a[0], b[1]))
-    time.sleep(seconds)
-    _stop(pids)
+_mixed = _hogs_sleeper_pair(HOGS, _ping)
+_pingpong = _hogs_sleeper_pair(TWO_HOGS, _think_ping)
 
 
 # a producer and a consumer thread on a condition variable (futexes)
