@@ -3,7 +3,7 @@ its space, its objectives, its determinism, its shrinking and what it
 returns."""
 import json
 import pickle
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -86,16 +86,6 @@ def test_a_search_is_the_same_for_a_seed_here_on_threads_and_on_a_process_pool()
     other_seed = search.search("linux-2.4.20", search.uncharged_share(), TWO_HOGS,
                                **{**kwargs, "seed": 8})
     assert other_seed.found != here.found
-
-
-@pytest.fixture(scope="module")
-def dask_executor():
-    distributed = pytest.importorskip(
-        "dask.distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client.get_executor()
 
 
 def test_a_search_is_the_same_for_a_seed_on_dask(dask_executor):

@@ -59,16 +59,6 @@ def pool_always_pays(monkeypatch):
     make_the_pool_always_pay(monkeypatch)
 
 
-@pytest.fixture(scope="module")
-def dask_executor():
-    distributed = pytest.importorskip(
-        "dask.distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client.get_executor()
-
-
 # ---- one table, whatever runs it ----
 
 def test_a_1000_point_sweep_gives_identical_rows_here_on_a_pool_on_threads_and_on_dask(
