@@ -28,6 +28,12 @@ int apply_params(psModel *m, PyObject *params, PyObject *config_error);
 int build_model(psModel *m, const psPreset *pre, int cpus, int hz, uint64_t seed,
                 PyObject *params, PyObject *config_error);
 
+/* ---- py_ext.c ---- */
+
+/* the exit of the sched_ext scheduler a state runs (ps_ext_exit_info) as
+ * (kind, message, dump, op or None, pid, ns, held_ns, dsq_id) */
+PyObject *ext_exit_tuple(const psModel *m, const psData *d);
+
 /* ---- library.c ---- */
 
 const psPreset *known_preset(const module_state *st, int i);

@@ -355,11 +355,16 @@ PyObject *pyx_error(Context *c, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* (kind, message, dump): kind SCX_EXIT_NONE (0) while the scheduler runs */
+PyObject *ext_exit_tuple(const psModel *m, const psData *d) {
+  psExtExit e;
+  ps_ext_exit_info(m, d, &e);
+  return Py_BuildValue("(isszlLLK)", e.kind, e.msg, e.dump, e.op, (long)e.pid, (long long)e.ns,
+                       (long long)e.held_ns, (unsigned long long)e.dsq_id);
+}
+
+/* kind SCX_EXIT_NONE (0) while the scheduler runs */
 PyObject *pyx_exit_info(Context *c, PyObject *unused) {
   (void)unused;
   if (!live(c)) return NULL;
-  const char *msg, *dump;
-  int kind = ps_ext_exit_info(c->m, c->d, &msg, &dump);
-  return Py_BuildValue("(iss)", kind, msg, dump);
+  return ext_exit_tuple(c->m, c->d);
 }

@@ -238,15 +238,34 @@ static PyObject *Sim_watch_report(SimObject *self, PyObject *noargs) {
                        r.first_pid_cpu);
 }
 
-/* ext_exit_info(): (kind, message, dump) of a sched_ext scheduler's exit
- * (kind SCX_EXIT_NONE while it runs), whether it is written in Python or
- * in C; None under another policy */
+/* ext_exit_info(): the exit of a sched_ext scheduler (ext_exit_tuple; kind
+ * SCX_EXIT_NONE while it runs), whether it is written in Python or in C;
+ * None under another policy */
+static int runs_ext(const SimObject *self) {
+  return self->m.policy->hooks.pick_next == ps_ext_class.pol.hooks.pick_next;
+}
+
 static PyObject *Sim_ext_exit_info(SimObject *self, PyObject *noargs) {
   READY(self);
-  if (self->m.policy->hooks.pick_next != ps_ext_class.pol.hooks.pick_next) Py_RETURN_NONE;
-  const char *msg, *dump;
-  int kind = ps_ext_exit_info(&self->m, &self->d, &msg, &dump);
-  return Py_BuildValue("(iss)", kind, msg, dump);
+  if (!runs_ext(self)) Py_RETURN_NONE;
+  return ext_exit_tuple(&self->m, &self->d);
+}
+
+/* ext_strict(timeout_ms): ps_ext_strict */
+static PyObject *Sim_ext_strict(SimObject *self, PyObject *arg) {
+  READY_TO_CHANGE(self);
+  if (!runs_ext(self)) {
+    PyErr_SetString(PyExc_ValueError, "ext_strict: this simulator does not run a sched_ext scheduler");
+    return NULL;
+  }
+  uint64_t ms;
+  if (u64_arg(arg, "timeout_ms", &ms)) return NULL;
+  if (ms > 30000) {
+    PyErr_Format(PyExc_ValueError, "timeout_ms=%llu is outside 0..30000", (unsigned long long)ms);
+    return NULL;
+  }
+  ps_ext_strict(&self->m, &self->d, (uint32_t)ms);
+  Py_RETURN_NONE;
 }
 
 /* fast_path_counts(): how often each fast path was taken (ps_fast_counts) */
@@ -631,8 +650,9 @@ static PyMethodDef Sim_methods[] = {
      "set_watch(bits, idle_wait_ns, starve_ns): the behaviour invariants watched from now"},
     {"watch_report", (PyCFunction)Sim_watch_report, METH_NOARGS,
      "watch_report(): the idle-while-waiting windows up to now"},
+    {"ext_strict", (PyCFunction)Sim_ext_strict, METH_O, "ext_strict(timeout_ms): ps_ext_strict"},
     {"ext_exit_info", (PyCFunction)Sim_ext_exit_info, METH_NOARGS,
-     "(kind, message, dump) of a sched_ext scheduler's exit, or None"},
+     "the exit of a sched_ext scheduler (ext_exit_tuple), or None"},
     {"fast_path_counts", (PyCFunction)Sim_fast_path_counts, METH_NOARGS,
      "how often each fast path was taken"},
     {"ensure_channels", (PyCFunction)Sim_ensure_channels, METH_O, "make room for n channels"},

@@ -438,6 +438,19 @@ class Simulator:
             return None
         return _ExitInfo(*info)
 
+    def ext_strict(self, timeout_ms=None):
+        """Check the sched_ext scheduler this simulator runs more strictly
+        than the kernel, as pysched.policy.testing does: its watchdog's
+        timeout becomes timeout_ms (1..30000; None keeps the scheduler's),
+        so that a task left undispatched or stalled ends it within a short
+        run, and a task inserted twice in one ops.dispatch ends it with an
+        error (the kernel skips the second insertion silently).  Copies and
+        snapshots keep the setting."""
+        ms = 0 if timeout_ms is None else _check_int("timeout_ms", timeout_ms, 1, 30000)
+        if self._core.ext_exit_info() is None:
+            raise ValueError(f"ext_strict: {self.preset!r} is not a sched_ext scheduler")
+        self._core.ext_strict(ms)
+
     def run(self, seconds=None, *, ticks=None):
         """Advance by `seconds` of simulated time or by `ticks` ticks."""
         if (seconds is None) == (ticks is None):

@@ -162,6 +162,16 @@ def built(**kwargs):
             sim._samples().tobytes() if sim.record == "series" else None)
 
 
+def after_ext(call):
+    """after(call) on a machine under a sched_ext scheduler."""
+    sim = ps.Simulator(ps.ext.examples.Simple, cpus=2)
+    sim.spawn(HOG(), name="hog")
+    sim.run(seconds=0.01)
+    result = call(sim)
+    sim.run(seconds=0.3)
+    return result, sim.stats().tobytes(), tuple(sim.ext_exit_info)
+
+
 def with_policy(I, param=None):
     """What a Python policy does when every int it hands the engine is
     wrapped in I: a round robin on 2 CPUs whose tick asks the engine by
@@ -523,6 +533,11 @@ ENTRY_POINTS = [
         PRESET, cpus=(I(1),), checks=["progress"]))),
     ("policy.testing.check_policy", "number", lambda I: str(ps.policy.testing.check_policy(
         PRESET, cpus=(1,), seconds=I(1), checks=["progress"]))),
+    ("policy.testing.check_policy", "int", lambda I: str(ps.policy.testing.check_policy(
+        ps.ext.examples.Simple, cpus=(1,), seconds=0.2, checks=["stall"],
+        ext_timeout_ms=I(50)))),
+    ("simulator.Simulator.ext_strict", "int", lambda I: after_ext(
+        lambda s: s.ext_strict(timeout_ms=I(100)))),
     ("policy.base.Policy.log_event", "hook", with_policy),
     ("demo.build", "int",
      lambda I: after(lambda s: demo.report(*demo.build(PRESET, seed=I(4)), 1))),
@@ -577,7 +592,7 @@ NO_INT_ARGUMENT = {
     "policy.base.Policy", "policy.base.Policy.setup", "policy.base.Policy.tasks",
     "policy.base.register_policy",
     # paths and names: test_c_policies.py
-    "policy.build.build_policy", "policy.build.include_dir", "policy.build.PolicyLibrary",
+    "policy.build.build_policy", "policy.build.include_dir", "policy.registry.PolicyLibrary",
     "results.metrics.jain_index",  # vectors of values
     # a sweep table's column names and the table itself
     "results.plot.heatmap", "results.plot.predicted_vs_simulated", "results.plot.stability_map",

@@ -46,6 +46,7 @@ typedef struct ext_task {
   int32_t flags;                  /* EXT_TASK_* */
   int32_t ops_state;              /* EXT_OPSS_* */
   int32_t pad;
+  int64_t enq_ns;                 /* when ops.enqueue last took it and kept it */
 } ext_task;
 
 /* A dispatch queue: a list of task indices, FIFO or ordered by dsq_vtime
@@ -83,6 +84,16 @@ typedef struct ext_shared {
   uint64_t idle_mask;             /* idle_masks.cpu */
   uint64_t watchdog_next;         /* jiffies of the next watchdog check */
   int64_t exit_ns;
+  /* what the exit concerns: the op (EXT_OP_*, -1 none), the task (pid, 0
+   * none) and, for a stall, where that task was: held by the scheduler
+   * since ops.enqueue took it at held_ns (-1: it was on dsq_id) */
+  int32_t exit_op, exit_pid;
+  int64_t exit_held_ns;
+  uint64_t exit_dsq_id;
+  /* ps_ext_strict: the watchdog's timeout in ms (0: the ops'), and a task
+   * inserted twice in one ops.dispatch as an error */
+  uint32_t strict_timeout_ms;
+  int32_t strict;
   char exit_msg[EXT_MSG_LEN];
   char dump[EXT_DUMP_LEN];
 } ext_shared;
@@ -109,6 +120,8 @@ _Static_assert(offsetof(ext_task, slice) == PS_EXT_TASK_SLICE_OFF &&
                offsetof(ext_task, weight) == PS_EXT_TASK_WEIGHT_OFF &&
                offsetof(ext_task, flags) == PS_EXT_TASK_FLAGS_OFF && EXT_TASK_QUEUED == 1,
                "ext_ops.h's offsets of ext_task fields");
+
+_Static_assert(sizeof(ext_task) <= PS_TASK_PRIV, "ext_task fits in psTask.priv");
 
 static inline ext_task *XT(psTask *p) { return (ext_task *)p->priv; }
 static inline const ext_task *XTc(const psTask *p) { return (const ext_task *)p->priv; }
@@ -181,8 +194,9 @@ void ext_put_prev_task(const psModel *m, psData *d, psTask *p, int next_lower);
 void ext_set_next_task(const psModel *m, psData *d, psTask *p);
 /* balance_one: 1 to keep prev running */
 int ext_balance_one(const psModel *m, psData *d, int cpu, psTask *prev);
-/* the watchdog's timeout: msecs_to_jiffies(timeout_ms or 30 s) */
-uint64_t ext_timeout_jiffies(const psModel *m);
+/* the watchdog's timeout: msecs_to_jiffies(timeout_ms or 30 s, or
+ * ps_ext_strict's) */
+uint64_t ext_timeout_jiffies(const psModel *m, const psData *d);
 /* check_rq_for_timeouts, every timeout/2 */
 void ext_watchdog(const psModel *m, psData *d);
 
@@ -212,9 +226,10 @@ int ext_check_dsqs(const psModel *m, const psData *d, char *err, int errlen);
 
 /* ---- ext_kfuncs.c ---- */
 /* scx_ops_error: the scheduler ends with kind and a message naming the op
- * being called and the time; the class goes on without its ops */
-void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+ * being called and the time; p: the task it concerns, or NULL; the class
+ * goes on without its ops */
+void ext_error(const psModel *m, psData *d, int kind, const psTask *p, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 void ext_update_idle(const psModel *m, psData *d, int cpu, int idle, int notify);
 
 #endif

@@ -108,14 +108,14 @@ int ext_rt_preempts(psData *d, const psTask *p) {
 
 void ext_dispatch_enqueue(const psModel *m, psData *d, ext_dsq *q, psTask *p, uint64_t enq_flags) {
   if ((q->id & SCX_DSQ_FLAG_BUILTIN) && (enq_flags & SCX_ENQ_DSQ_PRIQ)) {
-    ext_error(m, d, SCX_EXIT_ERROR, "cannot use vtime ordering for built-in DSQs");
+    ext_error(m, d, SCX_EXIT_ERROR, p, "cannot use vtime ordering for built-in DSQs");
     enq_flags &= ~SCX_ENQ_DSQ_PRIQ;
   }
   if ((enq_flags & SCX_ENQ_DSQ_PRIQ) && q->nr && !q->priq)
-    ext_error(m, d, SCX_EXIT_ERROR, "DSQ ID 0x%016llx already had FIFO-enqueued tasks",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "DSQ ID 0x%016llx already had FIFO-enqueued tasks",
               (unsigned long long)q->id);
   else if (!(enq_flags & SCX_ENQ_DSQ_PRIQ) && q->priq)
-    ext_error(m, d, SCX_EXIT_ERROR, "DSQ ID 0x%016llx already had PRIQ-enqueued tasks",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "DSQ ID 0x%016llx already had PRIQ-enqueued tasks",
               (unsigned long long)q->id);
   ext_dsq_add(d, q, ps_index(d, p), enq_flags);
   ext_task *x = XT(p);
@@ -153,13 +153,13 @@ ext_dsq *ext_find_dsq(const psModel *m, psData *d, uint64_t dsq_id, psTask *p, i
       *cpu = (int)c;
       return &XRQ(m, d, *cpu)->local;
     }
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %lld in SCX_DSQ_LOCAL_ON dispatch verdict",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "invalid CPU %lld in SCX_DSQ_LOCAL_ON dispatch verdict",
               (long long)c);
     return &s->global;
   }
   ext_dsq *q = dsq_id == SCX_DSQ_GLOBAL ? &s->global : ext_user_dsq(m, d, dsq_id);
   if (!q) {
-    ext_error(m, d, SCX_EXIT_ERROR, "non-existent DSQ 0x%llx for %s[%d]",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "non-existent DSQ 0x%llx for %s[%d]",
               (unsigned long long)dsq_id, p->name, p->pid);
     return &s->global;
   }
@@ -171,7 +171,7 @@ ext_dsq *ext_find_dsq(const psModel *m, psData *d, uint64_t dsq_id, psTask *p, i
  * local_dsq: no runnable/quiescent, it is migrating) */
 void ext_dispatch_to_local(const psModel *m, psData *d, int cpu, psTask *p, uint64_t enq_flags) {
   if (p->cpu != cpu && !ext_allowed(p, cpu)) {
-    ext_error(m, d, SCX_EXIT_ERROR, "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
               cpu, p->name, p->pid);
     ext_dispatch_enqueue(m, d, &XS(m, d)->global, p, enq_flags | SCX_ENQ_CLEAR_OPSS);
     return;
@@ -247,6 +247,7 @@ static void do_enqueue_task(const psModel *m, psData *d, psTask *p, uint64_t enq
   if (ops && x->ddsp_dsq_id == SCX_DSQ_INVALID && ops->enqueue) {
     x->ops_state = EXT_OPSS_QUEUED;
     s->ddsp_task = ps_index(d, p);
+    x->enq_ns = d->now_ns;
     OPS_CALL(m, d, EXT_OP_ENQUEUE, p->cpu, ops->enqueue(m, d, p, enq_flags));
     s->ddsp_task = -1;
     if (x->ddsp_dsq_id == SCX_DSQ_INVALID || !XOPS(m, d)) return;
@@ -315,7 +316,7 @@ int ext_select_task_rq(const psModel *m, psData *d, psTask *p, uint64_t wake_fla
     if (r >= 0 && r < m->ncpu) {
       cpu = r;
     } else {
-      ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %d from ops.select_cpu()", r);
+      ext_error(m, d, SCX_EXIT_ERROR, p, "invalid CPU %d from ops.select_cpu()", r);
     }
   } else if (ops) {
     int found;
@@ -397,15 +398,16 @@ int ext_balance_one(const psModel *m, psData *d, int cpu, psTask *prev) {
 
 /* ---- the ext_watchdog (check_rq_for_timeouts, every timeout/2) ---- */
 
-uint64_t ext_timeout_jiffies(const psModel *m) {
+uint64_t ext_timeout_jiffies(const psModel *m, const psData *d) {
   const psExtOps *ops = XOPS_ANY(m);
   uint64_t ms = ops && ops->timeout_ms ? ops->timeout_ms : SCX_WATCHDOG_MAX_TIMEOUT_MS;
+  if (XS(m, d)->strict_timeout_ms) ms = XS(m, d)->strict_timeout_ms;
   return (ms * (uint64_t)m->hz + 999) / 1000;  /* msecs_to_jiffies */
 }
 
 void ext_watchdog(const psModel *m, psData *d) {
   ext_shared *s = XS(m, d);
-  uint64_t timeout = ext_timeout_jiffies(m);
+  uint64_t timeout = ext_timeout_jiffies(m, d);
   if (d->jiffies < s->watchdog_next) return;
   s->watchdog_next = d->jiffies + (timeout / 2 ? timeout / 2 : 1);
   for (int cpu = 0; cpu < m->ncpu; cpu++)
@@ -416,7 +418,7 @@ void ext_watchdog(const psModel *m, psData *d) {
           (int64_t)(d->jiffies - ((uint64_t)x->runnable_at + timeout)) <= 0)
         continue;
       uint64_t ms = (d->jiffies - (uint64_t)x->runnable_at) * 1000 / (uint64_t)m->hz;
-      ext_error(m, d, SCX_EXIT_ERROR_STALL, "%s[%d] failed to run for %u.%03us", p->name, p->pid,
+      ext_error(m, d, SCX_EXIT_ERROR_STALL, p, "%s[%d] failed to run for %u.%03us", p->name, p->pid,
                 (unsigned)(ms / 1000), (unsigned)(ms % 1000));
       return;
     }

@@ -56,10 +56,10 @@ static void ext_init_rq(const psModel *m, psData *d, int cpu) {
   ext_shared *s = &rq->shared;
   ext_dsq_init(&s->global, SCX_DSQ_GLOBAL);
   s->enabled = XOPS_ANY(m) != NULL;
-  s->op = s->ddsp_task = s->dsp_cpu = s->this_cpu = -1;
+  s->op = s->ddsp_task = s->dsp_cpu = s->this_cpu = s->exit_op = -1;
   /* reset_idle_masks: every online CPU idle */
   s->idle_mask = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;
-  s->watchdog_next = ext_timeout_jiffies(m) / 2;
+  s->watchdog_next = ext_timeout_jiffies(m, d) / 2;
 }
 
 static int generic_prio(const psTask *p) {
@@ -78,7 +78,7 @@ static int ext_task_spawn_class(const psModel *m, psData *d, psTask *p) {
   if (ops && ops->init_task) {
     int32_t r = 0;
     OPS_CALL(m, d, EXT_OP_INIT_TASK, p->cpu, r = ops->init_task(m, d, p, 1));
-    if (r) ext_error(m, d, SCX_EXIT_ERROR, "ops.init_task() failed (%d) for %s[%d]", r, p->name,
+    if (r) ext_error(m, d, SCX_EXIT_ERROR, p, "ops.init_task() failed (%d) for %s[%d]", r, p->name,
                      p->pid);
   }
   if ((ops = XOPS(m, d))) {

@@ -63,7 +63,7 @@ static void dump_state(const psModel *m, psData *d) {
 /* scx_ops_exit_kind, then scx_ops_disable_workfn: the first error ends
  * the scheduler; its ops are no longer called, ops.exit is told, and every
  * task goes to the fair class (ext_fallback.c). */
-void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...) {
+void ext_error(const psModel *m, psData *d, int kind, const psTask *p, const char *fmt, ...) {
   ext_shared *s = XS(m, d);
   if (!s->enabled) return;
   const psExtOps *ops = XOPS(m, d);
@@ -79,6 +79,15 @@ void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...) {
     snprintf(s->exit_msg, sizeof s->exit_msg, "at t=%lld ns: %s", (long long)d->now_ns, msg);
   s->exit_kind = kind;
   s->exit_ns = d->now_ns;
+  s->exit_op = s->op;
+  s->exit_pid = p ? p->pid : 0;
+  s->exit_held_ns = -1;
+  s->exit_dsq_id = SCX_DSQ_INVALID;
+  if (p && !p->is_idle) {
+    const ext_task *x = XTc(p);
+    s->exit_dsq_id = x->dsq_id;
+    if (x->ops_state == EXT_OPSS_QUEUED && x->dsq_id == SCX_DSQ_INVALID) s->exit_held_ns = x->enq_ns;
+  }
   dump_state(m, d);
   s->enabled = 0;
   if (ops && ops->exit) {
@@ -90,7 +99,7 @@ void ext_error(const psModel *m, psData *d, int kind, const char *fmt, ...) {
 }
 
 void scx_bpf_error(const psModel *m, psData *d, const char *msg) {
-  ext_error(m, d, SCX_EXIT_ERROR_BPF, "%s", msg);
+  ext_error(m, d, SCX_EXIT_ERROR_BPF, NULL, "%s", msg);
 }
 
 /* ---- built-in idle tracking ---- */
@@ -102,7 +111,7 @@ static int builtin_idle(const psModel *m) {
 
 static int idle_ok(const psModel *m, psData *d) {
   if (builtin_idle(m)) return 1;
-  ext_error(m, d, SCX_EXIT_ERROR, "built-in idle tracking is disabled");
+  ext_error(m, d, SCX_EXIT_ERROR, NULL, "built-in idle tracking is disabled");
   return 0;
 }
 
@@ -165,7 +174,7 @@ int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, uint64_t cpus_allowed
 int scx_bpf_test_and_clear_cpu_idle(const psModel *m, psData *d, int32_t cpu) {
   if (!idle_ok(m, d)) return 0;
   if (cpu < 0 || cpu >= m->ncpu) {
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %d", cpu);
+    ext_error(m, d, SCX_EXIT_ERROR, NULL, "invalid CPU %d", cpu);
     return 0;
   }
   return test_and_clear_idle(m, d, cpu);
@@ -179,7 +188,7 @@ int32_t scx_bpf_select_cpu_dfl(const psModel *m, psData *d, psTask *p, int32_t p
   if (!idle_ok(m, d)) return prev_cpu;
   ext_shared *s = XS(m, d);
   if (prev_cpu < 0 || prev_cpu >= m->ncpu) {
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %d", prev_cpu);
+    ext_error(m, d, SCX_EXIT_ERROR, NULL, "invalid CPU %d", prev_cpu);
     return p->cpu;
   }
   int cpu = s->this_cpu;
@@ -218,7 +227,7 @@ int32_t scx_bpf_dsq_nr_queued(const psModel *m, psData *d, uint64_t dsq_id) {
   if ((dsq_id & SCX_DSQ_LOCAL_ON) == SCX_DSQ_LOCAL_ON) {
     uint64_t c = dsq_id & SCX_DSQ_LOCAL_CPU_MASK;
     if (c < (uint64_t)m->ncpu) return XRQ(m, d, (int)c)->local.nr;
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %lld", (long long)c);
+    ext_error(m, d, SCX_EXIT_ERROR, NULL, "invalid CPU %lld", (long long)c);
     return -2;
   }
   /* the 6.12 global DSQ is not in dsq_hash: -ENOENT there; later kernels
@@ -235,18 +244,18 @@ static int insert_ok(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, ui
   ext_shared *s = XS(m, d);
   if (!s->enabled) return 0;
   if (s->op != EXT_OP_SELECT_CPU && s->op != EXT_OP_ENQUEUE && s->op != EXT_OP_DISPATCH) {
-    ext_error(m, d, SCX_EXIT_ERROR, "scx_bpf_dsq_insert%s on %s[%d]: only ops.select_cpu, "
+    ext_error(m, d, SCX_EXIT_ERROR, p, "scx_bpf_dsq_insert%s on %s[%d]: only ops.select_cpu, "
               "ops.enqueue and ops.dispatch may insert", vtime ? "_vtime" : "", p->name, p->pid);
     return 0;
   }
   if (enq_flags & SCX_ENQ_INTERNAL_MASK) {
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid enq_flags 0x%llx for %s[%d]",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "invalid enq_flags 0x%llx for %s[%d]",
               (unsigned long long)enq_flags, p->name, p->pid);
     return 0;
   }
   if (dsq_id == SCX_DSQ_LOCAL || dsq_id == SCX_DSQ_GLOBAL) {
     if (vtime) {
-      ext_error(m, d, SCX_EXIT_ERROR, "cannot use vtime ordering for built-in DSQs (%s[%d])",
+      ext_error(m, d, SCX_EXIT_ERROR, p, "cannot use vtime ordering for built-in DSQs (%s[%d])",
                 p->name, p->pid);
       return 0;
     }
@@ -256,20 +265,20 @@ static int insert_ok(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, ui
     uint64_t c = dsq_id & SCX_DSQ_LOCAL_CPU_MASK;
     if (vtime || c >= (uint64_t)m->ncpu || !ext_allowed(p, (int)c)) {
       if (vtime)
-        ext_error(m, d, SCX_EXIT_ERROR, "cannot use vtime ordering for built-in DSQs (%s[%d])",
+        ext_error(m, d, SCX_EXIT_ERROR, p, "cannot use vtime ordering for built-in DSQs (%s[%d])",
                   p->name, p->pid);
       else if (c >= (uint64_t)m->ncpu)
-        ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %lld in SCX_DSQ_LOCAL_ON dispatch verdict "
+        ext_error(m, d, SCX_EXIT_ERROR, p, "invalid CPU %lld in SCX_DSQ_LOCAL_ON dispatch verdict "
                   "for %s[%d]", (long long)c, p->name, p->pid);
       else
-        ext_error(m, d, SCX_EXIT_ERROR, "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
+        ext_error(m, d, SCX_EXIT_ERROR, p, "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
                   (int)c, p->name, p->pid);
       return 0;
     }
     return 1;
   }
   if (!ext_user_dsq(m, d, dsq_id)) {
-    ext_error(m, d, SCX_EXIT_ERROR, "non-existent DSQ 0x%llx for %s[%d]",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "non-existent DSQ 0x%llx for %s[%d]",
               (unsigned long long)dsq_id, p->name, p->pid);
     return 0;
   }
@@ -283,12 +292,12 @@ static void commit(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, uint
   int32_t i = ps_index(d, p);
   if (s->op != EXT_OP_DISPATCH) {
     if (s->ddsp_task == -2) {
-      ext_error(m, d, SCX_EXIT_ERROR, "%s[%d] already direct-dispatched", p->name, p->pid);
+      ext_error(m, d, SCX_EXIT_ERROR, p, "%s[%d] already direct-dispatched", p->name, p->pid);
       return;
     }
     if (s->ddsp_task != i) {
       const psTask *t = s->ddsp_task >= 0 ? &d->task[s->ddsp_task] : p;
-      ext_error(m, d, SCX_EXIT_ERROR, "scheduling for %s[%d] but trying to direct-dispatch %s[%d]",
+      ext_error(m, d, SCX_EXIT_ERROR, p, "scheduling for %s[%d] but trying to direct-dispatch %s[%d]",
                 t->name, t->pid, p->name, p->pid);
       return;
     }
@@ -297,10 +306,19 @@ static void commit(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, uint
     XT(p)->ddsp_enq_flags = enq_flags;
     return;
   }
+  if (s->strict)
+    for (int k = 0; k < s->dsp_cursor; k++)
+      if (s->dsp_buf[k].task == i) {
+        /* finish_dispatch would find the task no longer the scheduler's
+         * and skip the second insertion silently */
+        ext_error(m, d, SCX_EXIT_ERROR, p, "%s[%d] inserted twice in one ops.dispatch", p->name,
+                  p->pid);
+        return;
+      }
   const psExtOps *ops = XOPS_ANY(m);
   int max = ops->dispatch_max_batch ? (int)ops->dispatch_max_batch : SCX_DSP_DFL_MAX_BATCH;
   if (s->dsp_cursor >= max) {
-    ext_error(m, d, SCX_EXIT_ERROR, "dispatch buffer overflow (dispatch_max_batch=%d) at %s[%d]",
+    ext_error(m, d, SCX_EXIT_ERROR, p, "dispatch buffer overflow (dispatch_max_batch=%d) at %s[%d]",
               max, p->name, p->pid);
     return;
   }
@@ -328,7 +346,7 @@ int scx_bpf_dsq_move_to_local(const psModel *m, psData *d, uint64_t dsq_id) {
   ext_shared *s = XS(m, d);
   if (!s->enabled) return 0;
   if (s->op != EXT_OP_DISPATCH || s->dsp_cpu < 0) {
-    ext_error(m, d, SCX_EXIT_ERROR, "scx_bpf_dsq_move_to_local: only ops.dispatch may move "
+    ext_error(m, d, SCX_EXIT_ERROR, NULL, "scx_bpf_dsq_move_to_local: only ops.dispatch may move "
               "tasks to the local DSQ");
     return 0;
   }
@@ -336,7 +354,7 @@ int scx_bpf_dsq_move_to_local(const psModel *m, psData *d, uint64_t dsq_id) {
   ext_flush_dispatch_buf(m, d, cpu);
   ext_dsq *q = dsq_id == SCX_DSQ_GLOBAL ? &s->global : ext_user_dsq(m, d, dsq_id);
   if (!q) {
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid DSQ ID 0x%016llx", (unsigned long long)dsq_id);
+    ext_error(m, d, SCX_EXIT_ERROR, NULL, "invalid DSQ ID 0x%016llx", (unsigned long long)dsq_id);
     return 0;
   }
   if (!ext_consume_dsq(m, d, cpu, q)) return 0;
@@ -347,14 +365,14 @@ int scx_bpf_dsq_move_to_local(const psModel *m, psData *d, uint64_t dsq_id) {
 /* scx_bpf_kick_cpu and kick_one_cpu, at once */
 void scx_bpf_kick_cpu(const psModel *m, psData *d, int32_t cpu, uint64_t flags) {
   if (cpu < 0 || cpu >= m->ncpu) {
-    ext_error(m, d, SCX_EXIT_ERROR, "invalid CPU %d", cpu);
+    ext_error(m, d, SCX_EXIT_ERROR, NULL, "invalid CPU %d", cpu);
     return;
   }
   psTask *curr = ps_curr(d, cpu);
   XRQ(m, d, cpu)->nr_kicks++;
   if (flags & SCX_KICK_IDLE) {
     if (flags & (SCX_KICK_PREEMPT | SCX_KICK_WAIT))
-      ext_error(m, d, SCX_EXIT_ERROR, "PREEMPT/WAIT cannot be used with SCX_KICK_IDLE");
+      ext_error(m, d, SCX_EXIT_ERROR, NULL, "PREEMPT/WAIT cannot be used with SCX_KICK_IDLE");
     if (curr->is_idle) ps_resched_cpu(d, cpu);
     return;
   }
@@ -381,14 +399,27 @@ int32_t ps_ext_enable(const psModel *m, psData *d) {
     s->op = EXT_OP_INIT;
     r = ops->init(m, d);
     s->op = -1;
-    if (r) ext_error(m, d, SCX_EXIT_ERROR, "ops.init() failed (%d)", r);
+    if (r) ext_error(m, d, SCX_EXIT_ERROR, NULL, "ops.init() failed (%d)", r);
   }
   return r;
 }
 
-int ps_ext_exit_info(const psModel *m, const psData *d, const char **msg, const char **dump) {
+void ps_ext_exit_info(const psModel *m, const psData *d, psExtExit *e) {
   const ext_shared *s = XS(m, d);
-  *msg = s->exit_msg;
-  *dump = s->dump;
-  return s->exit_kind;
+  e->kind = s->exit_kind;
+  e->msg = s->exit_msg;
+  e->dump = s->dump;
+  e->op = s->exit_kind && s->exit_op >= 0 ? ext_op_names[s->exit_op] : NULL;
+  e->pid = s->exit_kind ? s->exit_pid : 0;
+  e->ns = s->exit_kind ? s->exit_ns : -1;
+  e->held_ns = s->exit_kind ? s->exit_held_ns : -1;
+  e->dsq_id = s->exit_kind ? s->exit_dsq_id : SCX_DSQ_INVALID;
+}
+
+void ps_ext_strict(const psModel *m, psData *d, uint32_t timeout_ms) {
+  ext_shared *s = XS(m, d);
+  s->strict = 1;
+  s->strict_timeout_ms = timeout_ms;
+  uint64_t next = d->jiffies + ext_timeout_jiffies(m, d) / 2;
+  if (next < s->watchdog_next) s->watchdog_next = next;
 }

@@ -137,9 +137,23 @@ int32_t ps_ext_this_cpu(const psModel *m, const psData *d);
 
 /* scx_ops_enable's ops.init, once for a state; 0 or its error */
 int32_t ps_ext_enable(const psModel *m, psData *d);
-/* How the scheduler ended: SCX_EXIT_NONE while it runs, else the kind, with
- * its message (op, time, what) and the dump of the state it ended in. */
-int ps_ext_exit_info(const psModel *m, const psData *d, const char **msg, const char **dump);
+/* How the scheduler ended: kind SCX_EXIT_NONE while it runs, else the
+ * kind, its message (op, time, what) and the dump of the state it ended
+ * in; the op (NULL: none, as the watchdog's), the task it concerns (pid,
+ * 0 none), the time, and where that task was: held by the scheduler since
+ * ops.enqueue took it at held_ns (-1: not held), or on dsq_id. */
+typedef struct psExtExit {
+  int kind;
+  const char *msg, *dump, *op;
+  int32_t pid;
+  int64_t ns, held_ns;
+  uint64_t dsq_id;
+} psExtExit;
+void ps_ext_exit_info(const psModel *m, const psData *d, psExtExit *e);
+/* Stricter than the kernel, for tests: the watchdog's timeout becomes
+ * timeout_ms (0: the ops'), and a task inserted twice in one ops.dispatch
+ * ends the scheduler (finish_dispatch skips the second silently). */
+void ps_ext_strict(const psModel *m, psData *d, uint32_t timeout_ms);
 
 /* A policy that is the sched_ext class: its psPolicy (the class's tables
  * and hooks), then the scheduler's ops, which the class finds from

@@ -64,17 +64,43 @@ class ExitInfo(tuple):
     """How a scheduler ended (struct scx_exit_info): ``kind`` (an
     ``SCX_EXIT_*``, ``SCX_EXIT_NONE`` while it runs), ``kind_name``,
     ``msg`` (the op, the time, what went wrong) and ``dump`` (the state it
-    ended in: each CPU's current task and local DSQ, every runnable task)."""
+    ended in: each CPU's current task and local DSQ, every runnable task);
+    and, as fields, ``op`` (the op that was running, e.g. ``"enqueue"``;
+    None for the watchdog), ``pid`` (the task it concerns, 0 none),
+    ``time_ns``, and where that task was: ``held_since_ns`` (the time
+    ops.enqueue took it and kept it, never inserting it into a DSQ; None
+    when it was not held) or ``dsq_id`` (the DSQ it was on, None none).
+    ``problem`` names the mistake: ``"stall"``, ``"undispatched"`` (a
+    stall of a task the scheduler held), ``"affinity"``, ``"double
+    insertion"``, ``"error"`` (another), None while it runs."""
 
     __slots__ = ()
 
-    def __new__(cls, kind, msg, dump):
-        return super().__new__(cls, (kind, msg, dump))
+    def __new__(cls, kind, msg, dump, op=None, pid=0, time_ns=-1, held_ns=-1,
+                dsq_id=SCX_DSQ_INVALID):
+        return super().__new__(cls, (kind, msg, dump, op, pid, time_ns, held_ns, dsq_id))
 
     kind = property(lambda self: self[0])
     msg = property(lambda self: self[1])
     dump = property(lambda self: self[2])
+    op = property(lambda self: self[3])
+    pid = property(lambda self: self[4])
+    time_ns = property(lambda self: self[5] if self[0] else None)
+    held_since_ns = property(lambda self: self[6] if self[6] >= 0 else None)
+    dsq_id = property(lambda self: self[7] if self[7] != SCX_DSQ_INVALID else None)
     kind_name = property(lambda self: _EXIT_KINDS.get(self[0], str(self[0])))
+
+    @property
+    def problem(self):
+        if self.kind == SCX_EXIT_NONE:
+            return None
+        if self.kind == SCX_EXIT_ERROR_STALL:
+            return "undispatched" if self.held_since_ns is not None else "stall"
+        if "not allowed for" in self.msg:
+            return "affinity"
+        if "inserted twice" in self.msg or "already direct-dispatched" in self.msg:
+            return "double insertion"
+        return "error"
 
     def __repr__(self):
         return f"ExitInfo(kind={self.kind_name}, msg={self.msg!r})"

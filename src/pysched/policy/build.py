@@ -34,11 +34,11 @@ import subprocess
 import sysconfig
 import tempfile
 import threading
-from collections import namedtuple
 from dataclasses import dataclass
 
 from .. import _core
 from . import registry
+from .registry import PolicyLibrary
 from . import scx_tunables
 from . import base as _python_policy
 
@@ -53,9 +53,6 @@ SANITIZE = bool(_core.SANITIZE)
 SANITIZE_CFLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                    "-fno-omit-frame-pointer", "-g")
 
-PolicyLibrary = namedtuple("PolicyLibrary", "name source path presets")
-PolicyLibrary.__doc__ = """A loaded policy library: its name, the C file it
-was built from, the shared library and the names of its presets."""
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 

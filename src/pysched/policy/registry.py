@@ -111,10 +111,23 @@ def policies():
     return out
 
 
+PolicyLibrary = namedtuple("PolicyLibrary", "name source path presets")
+PolicyLibrary.__doc__ = """A loaded policy library (build_policy's answer): its
+name, the C file it was built from, the shared library and the names of
+its presets.  Where a preset is asked for, a library of one preset stands
+for it."""
+
+
 def resolve(preset):
-    """(name, key, cls) of a preset name, a registered Python policy's name
-    or a pysched.Policy subclass: key is what the core takes (the name, or
-    the class's PolicyDef), cls the Python policy class or None."""
+    """(name, key, cls) of a preset name, a registered Python policy's name,
+    a pysched.Policy subclass or a PolicyLibrary of one preset: key is what
+    the core takes (the name, or the class's PolicyDef), cls the Python
+    policy class or None."""
+    if isinstance(preset, PolicyLibrary):
+        if len(preset.presets) != 1:
+            raise ValueError(f"the library {preset.name!r} has the presets {list(preset.presets)}; "
+                             "name the one to run")
+        preset = preset.presets[0]
     if isinstance(preset, type):
         pdef = _policy.definition(preset)
         return _policy._declaration(preset)[0], pdef, preset

@@ -22,6 +22,25 @@ two:
   original (event log, statistics, latencies);
 - ``bad input``: invalid calls raise pysched's exceptions and leave the
   simulator as it was.
+
+A sched_ext scheduler (a ``pysched.ext.Scheduler``, or one written in the
+C dialect) is also run with ``Simulator.ext_strict``: its watchdog's
+timeout cut to ``ext_timeout_ms`` and a double insertion in one
+``ops.dispatch`` an error.  The error exit that ends it, if any, fails one
+of these checks, with the op, the task and the time:
+
+- ``stall``: the watchdog found a task runnable and not run for longer
+  than the timeout, waiting on a DSQ;
+- ``undispatched``: the same for a task that ops.enqueue took and kept,
+  never inserting it into a DSQ (the time it was taken is given);
+- ``affinity``: an insertion into the local DSQ of a CPU outside the
+  task's affinity;
+- ``double insertion``: a task inserted twice by one op;
+- ``scx error``: any other error exit (a bad DSQ, a kfunc called from an
+  op that may not call it, ``scx_bpf_error`` ...).
+
+These would otherwise go unnoticed: after an error exit the fair class
+runs the tasks, and the other checks pass on it.
 """
 import pickle
 from dataclasses import dataclass, field
@@ -32,8 +51,10 @@ from .._checks import check_int, check_number
 from .._core import Error
 from ..dist import exponential, normal, uniform
 from ..program import Program
+from .. import ext as _ext
 from .. import programs
 from ..simulator import Simulator
+from .registry import resolve
 
 
 def busy_machine(policy, seed=11, cpus=2, **kwargs):
@@ -154,6 +175,46 @@ CHECKS = {
 }
 
 
+EXT_CHECKS = ("stall", "undispatched", "affinity", "double insertion", "scx error")
+
+
+def _ext_exit(policy, cpus, seconds, timeout_ms):
+    """The exit of a sched_ext scheduler's run of the busy machine under
+    ext_strict, or None when `policy` is not a sched_ext scheduler."""
+    sim = busy_machine(policy, cpus=cpus)
+    if sim.ext_exit_info is None:
+        return None
+    sim.ext_strict(timeout_ms)
+    sim.run(seconds=seconds / 2)
+    _poke(sim)
+    sim.run(seconds=seconds / 2)
+    return sim.ext_exit_info
+
+
+def _ext_failure(info):
+    """What an error exit says, with where the task it names was."""
+    if info.problem == "undispatched":
+        return (f"{info.msg}; ops.enqueue took pid {info.pid} at t={info.held_since_ns} ns "
+                "and never inserted it into a DSQ")
+    if info.kind == _ext.SCX_EXIT_ERROR_STALL and info.dsq_id is not None:
+        return f"{info.msg}; pid {info.pid} waited on DSQ {info.dsq_id:#x}"
+    return info.msg
+
+
+def _ext_results(policy, cpus, seconds, timeout_ms, names, explicit):
+    try:
+        info = _ext_exit(policy, cpus, seconds, timeout_ms)
+    except Exception as e:  # reported as every check's failure
+        return [Result(n, cpus, f"{type(e).__name__}: {e}") for n in names]
+    if info is None:
+        if explicit:
+            raise ValueError(f"the checks {names} are for sched_ext schedulers; "
+                             f"{policy!r} is not one")
+        return []
+    problem = {"error": "scx error"}.get(info.problem, info.problem)
+    return [Result(n, cpus, _ext_failure(info) if n == problem else None) for n in names]
+
+
 @dataclass
 class Result:
     check: str
@@ -185,17 +246,23 @@ class Report:
             raise AssertionError(str(self))
 
 
-def check_policy(policy, *, cpus=(1, 2), seconds=2.0, checks=None):
+def check_policy(policy, *, cpus=(1, 2), seconds=2.0, checks=None, ext_timeout_ms=500):
     """Run the conformance checks (all, or those named in `checks`) on
     `policy` -- a preset name, a registered Python policy's name or a
-    pysched.Policy subclass -- on each CPU count; returns a Report."""
+    pysched.Policy subclass -- on each CPU count; returns a Report.  A
+    sched_ext scheduler also gets EXT_CHECKS, its watchdog's timeout cut
+    to ext_timeout_ms (1..30000)."""
     cpus = [check_int("cpus", n, 1, 64) for n in cpus]
     seconds = check_number("seconds", seconds, 0.01, 10**6)
-    names = list(CHECKS) if checks is None else list(checks)
-    unknown = [n for n in names if n not in CHECKS]
+    ext_timeout_ms = check_int("ext_timeout_ms", ext_timeout_ms, 1, 30000)
+    known = list(CHECKS) + list(EXT_CHECKS)
+    names = known if checks is None else list(checks)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise KeyError(f"unknown checks {unknown}; the checks: {list(CHECKS)}")
-    label = policy if isinstance(policy, str) else getattr(policy, "__name__", repr(policy))
+        raise KeyError(f"unknown checks {unknown}; the checks: {known}")
+    ext_names = [n for n in names if n in EXT_CHECKS]
+    names = [n for n in names if n in CHECKS]
+    label = resolve(policy)[0] if not isinstance(policy, type) else policy.__name__
     report = Report(label)
     for n in cpus:
         for name in names:
@@ -205,4 +272,7 @@ def check_policy(policy, *, cpus=(1, 2), seconds=2.0, checks=None):
                 report.results.append(Result(name, n, f"{type(e).__name__}: {e}"))
             else:
                 report.results.append(Result(name, n))
+        if ext_names:
+            report.results += _ext_results(policy, n, seconds, ext_timeout_ms, ext_names,
+                                           explicit=checks is not None)
     return report

@@ -340,3 +340,28 @@ def test_plain_globals_are_each_simulators_own(tmp_path):
         for s in (a, b, twin):
             s.run(seconds=0.05)
     assert a.ext_exit_info == b.ext_exit_info == twin.ext_exit_info == info
+
+
+KEEPS = r"""
+#include <pysched/scx.h>
+
+/* every task to the global DSQ but pid 3, which it keeps */
+void BPF_STRUCT_OPS(keeps_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	if (p->pid != 3)
+		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, enq_flags);
+}
+
+SCX_OPS_DEFINE(keeps_ops, .enqueue = (void *)keeps_enqueue, .name = "keeps");
+"""
+
+
+def test_the_conformance_kit_checks_a_c_scheduler_as_a_python_one(wvtime, tmp_path):
+    from pysched.policy.testing import EXT_CHECKS, check_policy
+    report = check_policy(wvtime, checks=EXT_CHECKS, cpus=(1, 2))
+    assert len(report.results) == 10 and not report.failures, str(report)
+    build(tmp_path, KEEPS, "keeps")
+    report = check_policy("keeps", checks=EXT_CHECKS, cpus=(1,))
+    (bad,) = report.failures
+    assert bad.check == "undispatched"
+    assert "client0[3] failed to run for 0.750s; ops.enqueue took pid 3 at t=" in bad.error
