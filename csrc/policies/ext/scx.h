@@ -23,9 +23,9 @@
  *   to the class's task when the op returns and before any kfunc taking
  *   the task; the kfunc's changes are read back after it.
  * - Maps (scx_maps.h) live in the simulator's runqueue areas, and so do
- *   the scalar globals (static u64 vtime_now;), which build_policy turns
- *   into macros reading a slot there (pysched/policy/scx_tunables.py);
- *   other file-scope variables stay the library's.
+ *   the file-scope variables, which build_policy turns into macros: a
+ *   scalar's reads a slot there, another's (an array, a struct) a copy
+ *   placed as a map (pysched/policy/scx_tunables.py).
  * - `const volatile` tunables at file scope are the preset's parameters
  *   (after EEVDF's), each simulator's own: build_policy compiles the file
  *   with them made thread-local globals (PS_SCX_TUNABLE), loaded from the

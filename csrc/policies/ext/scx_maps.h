@@ -155,6 +155,22 @@ static inline unsigned char *ps_scx_map_base_(u64 *idp, const char *name, int ki
   return ps_scx_area_(m, d, cpu)->bytes + a0->dir[k].off;
 }
 
+/* A file-scope variable that is not a plain scalar (an array, a struct, a
+ * global of a type of the file's own: pysched/policy/scx_tunables.py):
+ * the simulator's copy, a one-element array in the map area placed at its
+ * first use and set there from the library's copy, which keeps the
+ * initializer and is never written.  After an error (the area is full)
+ * the op that goes on writes into a scratch copy of its thread. */
+static inline void *ps_scx_var_(u64 *idp, const char *name, const void *init, size_t bytes) {
+  static _Thread_local _Alignas(16) unsigned char scratch[PS_SCX_MAP_BYTES];
+  ps_scx_area *a0 = ps_scx_area_(ps_scx_cur_.m, ps_scx_cur_.d, 0);
+  u32 placed = a0->nmaps;
+  unsigned char *at = ps_scx_map_base_(idp, name, BPF_MAP_TYPE_ARRAY, 1, 4, bytes, 0);
+  if (!at) return scratch;
+  if (a0->nmaps != placed) memcpy(at, init, bytes);
+  return at;
+}
+
 /* a HASH map's slot of key, or of a free slot (free set) when none holds it */
 static inline unsigned char *ps_scx_hash_slot_(unsigned char *base, u32 max, size_t ks,
                                                size_t vs, const void *key,

@@ -342,6 +342,76 @@ def test_plain_globals_are_each_simulators_own(tmp_path):
     assert a.ext_exit_info == b.ext_exit_info == twin.ext_exit_info == info
 
 
+AGGREGATES = r"""
+#include <pysched/scx.h>
+
+struct stats {
+	u64 enq;
+	u64 last_pid;
+};
+typedef struct {
+	u32 n;
+} counter_t;
+
+u64 nr_a, nr_b = 2;
+static u64 per_pid[64];
+static struct stats st = { .enq = 100 };
+counter_t ctr;
+static u32 seen[4] = {1, 2,
+		      3, 4};
+
+/* the 40th enqueue ends the scheduler with what every kind of global holds */
+void BPF_STRUCT_OPS(agg_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	nr_a++;
+	nr_b++;
+	per_pid[p->pid & 63]++;
+	st.enq++;
+	st.last_pid = p->pid;
+	ctr.n++;
+	seen[3] = 10;
+	if (st.enq == 140)
+		scx_bpf_error("a=%llu b=%llu pid1=%llu seen=%u ctr=%u size=%zu", nr_a, nr_b,
+			      per_pid[1], seen[0] + seen[3], ctr.n, sizeof(per_pid));
+	scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL / 2, enq_flags);
+}
+
+SCX_OPS_DEFINE(agg_ops, .enqueue = (void *)agg_enqueue, .name = "aggregates");
+"""
+
+
+def test_arrays_structs_and_several_scalars_a_line_are_each_simulators_own(tmp_path):
+    build(tmp_path, AGGREGATES, "aggregates")
+
+    def sim():
+        s = ps.Simulator("aggregates", cpus=1)
+        for i in range(2):
+            s.spawn(ps.programs.cpu_hog(), name=f"h{i}")
+        return s
+    alone = sim()
+    alone.run(seconds=1)
+    info = alone.ext_exit_info
+    assert info.kind == ext.SCX_EXIT_ERROR_BPF
+    # initialised from the file, counted by this simulator alone
+    assert "a=40 b=42 pid1=20 seen=11 ctr=40 size=512" in info.msg, info.msg
+    a, b = sim(), sim()
+    for _ in range(5):
+        a.run(seconds=0.05)
+        b.run(seconds=0.05)
+    assert a.ext_exit_info.kind == ext.SCX_EXIT_NONE
+    twin = pickle.loads(pickle.dumps(a))
+    for _ in range(15):
+        for s in (a, b, twin):
+            s.run(seconds=0.05)
+    assert a.ext_exit_info == b.ext_exit_info == twin.ext_exit_info == info
+
+
+def test_a_file_scope_pointer_is_a_build_error_at_its_line(tmp_path):
+    text = GLOBALS.replace("bool quitting = false;", "bool quitting = false;\nstatic u64 *last;")
+    with pytest.raises(ps.PolicyBuildError, match=r"pointers\.bpf\.c:7:.*file-scope pointer last"):
+        build(tmp_path, text, "pointers")
+
+
 KEEPS = r"""
 #include <pysched/scx.h>
 
