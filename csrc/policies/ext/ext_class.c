@@ -36,7 +36,7 @@ void ext_set_task_cpu(const psModel *m, psData *d, psTask *p, int dest) {
   p->cpu = dest;
 }
 
-/* update_curr_scx: the running task's slice, in ns */
+/* update_curr_scx: the running task's slice, in ns (SCX_SLICE_INF stays) */
 void ext_update_curr(const psModel *m, psData *d, int cpu) {
   (void)m;
   psTask *curr = ps_curr(d, cpu);
@@ -45,7 +45,7 @@ void ext_update_curr(const psModel *m, psData *d, int cpu) {
   int64_t delta = d->now_ns - x->exec_start;
   if (delta <= 0) return;
   x->exec_start = d->now_ns;
-  x->slice -= (uint64_t)delta < x->slice ? (uint64_t)delta : x->slice;
+  if (x->slice != SCX_SLICE_INF) x->slice -= (uint64_t)delta < x->slice ? (uint64_t)delta : x->slice;
 }
 
 static void set_task_runnable(psData *d, psTask *p) {

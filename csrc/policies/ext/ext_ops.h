@@ -25,8 +25,10 @@
 #define SCX_DSQ_LOCAL_ON (SCX_DSQ_FLAG_BUILTIN | SCX_DSQ_FLAG_LOCAL_ON)
 #define SCX_DSQ_LOCAL_CPU_MASK 0xffffffffULL
 
-/* include/linux/sched/ext.h: the default slice, 20 ms */
+/* include/linux/sched/ext.h, enum scx_public_consts: the default slice,
+ * 20 ms, and the slice that never runs out */
 #define SCX_SLICE_DFL (20ULL * 1000 * 1000)
+#define SCX_SLICE_INF UINT64_MAX
 
 /* kernel/sched/ext.c, enum scx_consts */
 #define SCX_DSP_DFL_MAX_BATCH 32

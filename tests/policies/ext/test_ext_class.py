@@ -476,3 +476,21 @@ def test_select_cpu_dfl_places_wakers_on_idle_cpus():
     # each hog found an idle CPU of its own and stayed there
     assert sorted(int(r["cpu"]) for r in sim.stats()) == [0, 1, 2, 3]
     assert all(int(r["cpu_ns"]) == 5 * 10**8 for r in sim.stats())
+
+
+class Endless(ext.Scheduler):
+    """Every task with a slice that never runs out."""
+
+    def enqueue(self, p, enq_flags):
+        self.dsq_insert(p, ext.SCX_DSQ_GLOBAL, ext.SCX_SLICE_INF)
+
+
+def test_an_infinite_slice_runs_until_the_task_gives_the_cpu_up():
+    sim = ps.Simulator(Endless, cpus=1)
+    first, second = hogs(sim, [("first", 0), ("second", 0)])
+    sim.run(seconds=1)
+    # the first ran out the default slice it was spawned with, then the
+    # second, inserted with SCX_SLICE_INF, never stopped
+    assert cpu_of(sim, "first") == ext.SCX_SLICE_DFL
+    assert cpu_of(sim, "second") == 10**9 - ext.SCX_SLICE_DFL
+    assert int(sim.stats()[1]["slice"]) == -1
