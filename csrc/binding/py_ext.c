@@ -273,6 +273,83 @@ PyObject *pyx_insert(Context *c, PyObject *const *args, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
+/* ---- DSQ walks: a walk's state (psExtDsqIter) in a bytearray the
+ * Python DsqIter keeps, checked as it comes back (its task indices index
+ * the task table) ---- */
+
+static psExtDsqIter *iter_arg(Context *c, PyObject *o) {
+  if (!PyByteArray_Check(o) || PyByteArray_GET_SIZE(o) != (Py_ssize_t)sizeof(psExtDsqIter)) {
+    PyErr_SetString(PyExc_TypeError, "a DSQ walk's state was expected (dsq_iter())");
+    return NULL;
+  }
+  psExtDsqIter *it = (psExtDsqIter *)PyByteArray_AS_STRING(o);
+  if (it->last < -2 || it->last >= c->d->ntask || it->succ < -1 || it->succ >= c->d->ntask) {
+    PyErr_SetString(PyExc_ValueError, "a DSQ walk's state that is not a walk's");
+    return NULL;
+  }
+  return it;
+}
+
+/* ext_iter_new(dsq_id, flags) -> (0, -EINVAL or -ENOENT, state) */
+PyObject *pyx_iter_new(Context *c, PyObject *const *args, Py_ssize_t n) {
+  uint64_t dsq, flags;
+  if (!live(c)) return NULL;
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "ext_iter_new takes (dsq_id, flags)");
+    return NULL;
+  }
+  if (u64_arg(args[0], "dsq_id", &dsq) || u64_arg(args[1], "flags", &flags)) return NULL;
+  PyObject *state = PyByteArray_FromStringAndSize(NULL, sizeof(psExtDsqIter));
+  if (!state) return NULL;
+  int32_t r = ps_ext_dsq_iter_new(c->m, c->d, (psExtDsqIter *)PyByteArray_AS_STRING(state), dsq,
+                                  flags);
+  return Py_BuildValue("(iN)", r, state);
+}
+
+PyObject *pyx_iter_next(Context *c, PyObject *arg) {
+  psExtDsqIter *it = live(c) ? iter_arg(c, arg) : NULL;
+  if (!it) return NULL;
+  psTask *t = ps_ext_dsq_iter_next(c->m, c->d, it);
+  if (!t) Py_RETURN_NONE;
+  return VIEW(t);
+}
+
+/* ext_iter_set(state, vtime, value): scx_bpf_dsq_move_set_slice (vtime
+ * false) or _set_vtime */
+PyObject *pyx_iter_set(Context *c, PyObject *const *args, Py_ssize_t n) {
+  uint64_t v;
+  if (!live(c)) return NULL;
+  if (n != 3) {
+    PyErr_SetString(PyExc_TypeError, "ext_iter_set takes (state, vtime, value)");
+    return NULL;
+  }
+  psExtDsqIter *it = iter_arg(c, args[0]);
+  int vtime = it ? PyObject_IsTrue(args[1]) : -1;
+  if (vtime < 0 || u64_arg(args[2], vtime ? "vtime" : "slice", &v)) return NULL;
+  if (vtime) {
+    it->vtime = v;
+    it->flags |= SCX_DSQ_ITER_HAS_VTIME_;
+  } else {
+    it->slice = v;
+    it->flags |= SCX_DSQ_ITER_HAS_SLICE_;
+  }
+  Py_RETURN_NONE;
+}
+
+/* ext_dsq_move(state, task, dsq_id, enq_flags) -> moved */
+PyObject *pyx_dsq_move(Context *c, PyObject *const *args, Py_ssize_t n) {
+  uint64_t dsq, flags;
+  if (!live(c)) return NULL;
+  if (n != 4) {
+    PyErr_SetString(PyExc_TypeError, "ext_dsq_move takes (state, task, dsq_id, enq_flags)");
+    return NULL;
+  }
+  psExtDsqIter *it = iter_arg(c, args[0]);
+  psTask *p = it ? task_arg(c, args[1]) : NULL;
+  if (!p || u64_arg(args[2], "dsq_id", &dsq) || u64_arg(args[3], "enq_flags", &flags)) return NULL;
+  return PyBool_FromLong(scx_bpf_dsq_move(c->m, c->d, it, p, dsq, flags));
+}
+
 PyObject *pyx_move_to_local(Context *c, PyObject *arg) {
   uint64_t dsq;
   if (!live(c) || u64_arg(arg, "dsq_id", &dsq)) return NULL;

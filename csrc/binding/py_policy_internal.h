@@ -114,6 +114,10 @@ int pyx_def_init(PolicyDef *def, PyObject *cls, PyObject *settings);
 /* The Context's kfunc methods (views.c lists them). */
 PyObject *pyx_insert(Context *c, PyObject *const *args, Py_ssize_t n);
 PyObject *pyx_move_to_local(Context *c, PyObject *arg);
+PyObject *pyx_iter_new(Context *c, PyObject *const *args, Py_ssize_t n);
+PyObject *pyx_iter_next(Context *c, PyObject *arg);
+PyObject *pyx_iter_set(Context *c, PyObject *const *args, Py_ssize_t n);
+PyObject *pyx_dsq_move(Context *c, PyObject *const *args, Py_ssize_t n);
 PyObject *pyx_create_dsq(Context *c, PyObject *arg);
 PyObject *pyx_kick_cpu(Context *c, PyObject *const *args, Py_ssize_t n);
 PyObject *pyx_nr_queued(Context *c, PyObject *arg);

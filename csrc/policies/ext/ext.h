@@ -7,8 +7,9 @@
  *
  * Files: ext_dsq.c (dispatch queues), ext_class.c (the class's rules),
  * ext_hooks.c (the psPolicy: hooks and tables), ext_kfuncs.c (the kfuncs,
- * idle tracking, errors), ext_fallback.c (the tasks handed to EEVDF),
- * ext_check.c (invariants).
+ * idle tracking, errors), ext_iter.c (DSQ iterators and the moves from
+ * them), ext_fallback.c (the tasks handed to EEVDF), ext_check.c
+ * (invariants).
  * Read: kernel/sched/ext.c and include/linux/sched/ext.h of 6.12.y
  * (GrapheneOS/kernel_common-6.12), Documentation/scheduler/sched-ext.rst. */
 #ifndef PS_EXT_H
@@ -45,7 +46,7 @@ typedef struct ext_task {
   uint32_t weight;                /* 1..10000 */
   int32_t flags;                  /* EXT_TASK_* */
   int32_t ops_state;              /* EXT_OPSS_* */
-  int32_t pad;
+  uint32_t dsq_seq;                /* its DSQ's seq when it was queued there */
   int64_t enq_ns;                 /* when ops.enqueue last took it and kept it */
 } ext_task;
 
@@ -56,6 +57,8 @@ typedef struct ext_dsq {
   int32_t head, tail;
   int32_t nr;
   int32_t priq;                   /* holds vtime-ordered tasks */
+  uint32_t seq;                   /* insertions so far (the iterators' bound) */
+  int32_t pad;
 } ext_dsq;
 
 typedef struct ext_dsp_ent {

@@ -42,6 +42,8 @@ void ext_dsq_add(psData *d, ext_dsq *q, int32_t i, uint64_t enq_flags) {
   link_before(d, q, i, before);
   q->nr++;
   x->dsq_id = q->id;
+  /* dispatch_enqueue: the order tasks are queued, for the iterators */
+  x->dsq_seq = ++q->seq;
 }
 
 void ext_dsq_remove(psData *d, ext_dsq *q, int32_t i) {

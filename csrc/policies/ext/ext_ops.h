@@ -50,6 +50,11 @@ enum { SCX_WAKE_FORK = 0x04, SCX_WAKE_TTWU = 0x08, SCX_WAKE_SYNC = 0x10 };
 #define SCX_ENQ_CLEAR_OPSS (1ULL << 56)
 #define SCX_ENQ_DSQ_PRIQ (1ULL << 57)
 
+/* DSQ iterator flags (enum scx_dsq_iter_flags) */
+#define SCX_DSQ_ITER_REV (1ULL << 16)
+#define SCX_DSQ_ITER_HAS_SLICE_ (1ULL << 30)
+#define SCX_DSQ_ITER_HAS_VTIME_ (1ULL << 31)
+
 /* dequeue flags (enum scx_deq_flags) */
 #define SCX_DEQ_SLEEP 0x01ULL
 
@@ -124,6 +129,30 @@ int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, uint64_t cpus_allowed
 int scx_bpf_test_and_clear_cpu_idle(const psModel *m, psData *d, int32_t cpu);
 uint64_t scx_bpf_now(const psModel *m, const psData *d);
 void scx_bpf_error(const psModel *m, psData *d, const char *msg);
+
+/* A DSQ iterator (bpf_iter_scx_dsq_kern): the user DSQ it walks (valid: it
+ * exists), the DSQ's seq when the walk began (tasks queued later are not
+ * seen), and, in place of the kernel's cursor in the list, the task last
+ * returned and the one after it then, with the seqs they were queued
+ * with; last -2 before the first step.  slice and vtime: the overrides
+ * set for the next move, flagged in flags. */
+typedef struct psExtDsqIter {
+  uint64_t dsq_id, flags, slice, vtime;
+  uint32_t seq;
+  int32_t valid;
+  int32_t last, succ;
+  uint32_t last_seq, succ_seq;
+} psExtDsqIter;
+/* bpf_iter_scx_dsq_new: 0, -EINVAL (flags) or -ENOENT (no such user DSQ) */
+int32_t ps_ext_dsq_iter_new(const psModel *m, psData *d, psExtDsqIter *it, uint64_t dsq_id,
+                            uint64_t flags);
+/* bpf_iter_scx_dsq_next: the next task, or NULL */
+psTask *ps_ext_dsq_iter_next(const psModel *m, psData *d, psExtDsqIter *it);
+/* scx_bpf_dsq_move[_vtime] (6.12: scx_bpf_dispatch[_vtime]_from_dsq): p,
+ * still on the iterated DSQ and queued before the walk began, to dsq_id;
+ * 1 if moved */
+int scx_bpf_dsq_move(const psModel *m, psData *d, psExtDsqIter *it, psTask *p, uint64_t dsq_id,
+                     uint64_t enq_flags);
 
 /* smp_processor_id() within an op: the CPU it runs on (-1 outside the ops) */
 int32_t ps_ext_this_cpu(const psModel *m, const psData *d);

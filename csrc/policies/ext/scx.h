@@ -33,9 +33,12 @@
  * - The exit is recorded in the simulator (the class's exit info);
  *   UEI_RECORD also fills the scheduler's own struct user_exit_info, which
  *   is thread-local.
- * Unsupported: bpf_for_each / bpf_iter_* / bpf_loop (iterators), bpf
- * spin locks, kptrs and bpf_cpumask_* allocation, task / cgroup local
- * storage, arenas, timers, ringbuffers: each is a build error naming it.
+ * - Loops: bpf_for and bpf_repeat are plain C loops; bpf_for_each walks a
+ *   DSQ (scx_dsq), returning a view that is written back at the next step,
+ *   at the end of the loop and before a kfunc given it.
+ * Unsupported: other open-coded iterators, bpf_loop, bpf spin locks,
+ * kptrs and bpf_cpumask_* allocation, task / cgroup local storage,
+ * arenas, timers, ringbuffers: each is a build error naming it.
  *
  * Over 500 lines: a .bpf.c includes this one header, and most of it is the
  * adapters, one per op, which only this file's macros and view use (the
@@ -102,9 +105,6 @@ typedef s64 __s64;
 /* ---- constructs this dialect does not support: a build error naming each ---- */
 #define PS_SCX_UNSUPPORTED(what) \
   _Static_assert(0, what " is not supported by pysched's sched_ext C dialect (pysched/scx.h)")
-#define bpf_for_each(...) PS_SCX_UNSUPPORTED("bpf_for_each (open-coded iterators)")
-#define bpf_for(...) PS_SCX_UNSUPPORTED("bpf_for (open-coded iterators)")
-#define bpf_repeat(...) PS_SCX_UNSUPPORTED("bpf_repeat (open-coded iterators)")
 #define bpf_loop(...) PS_SCX_UNSUPPORTED("bpf_loop")
 #define bpf_spin_lock(...) PS_SCX_UNSUPPORTED("bpf_spin_lock")
 #define bpf_spin_unlock(...) PS_SCX_UNSUPPORTED("bpf_spin_unlock")
@@ -115,8 +115,6 @@ typedef s64 __s64;
 #define bpf_timer_init(...) PS_SCX_UNSUPPORTED("bpf_timer_init (BPF timers)")
 #define bpf_ringbuf_reserve(...) PS_SCX_UNSUPPORTED("bpf_ringbuf_reserve (ring buffers)")
 #define bpf_task_from_pid(...) PS_SCX_UNSUPPORTED("bpf_task_from_pid")
-#define scx_bpf_dsq_move(...) PS_SCX_UNSUPPORTED("scx_bpf_dsq_move (DSQ iterators)")
-#define scx_bpf_dsq_move_vtime(...) PS_SCX_UNSUPPORTED("scx_bpf_dsq_move_vtime (DSQ iterators)")
 
 /* ---- the task view ---- */
 struct cpumask {
@@ -313,6 +311,62 @@ static inline void ps_scx_error_(const char *fmt, ...) {
 #define bpf_cpumask_weight(mask) ((u32)__builtin_popcountll((mask)->bits))
 #define bpf_cpumask_first(mask) \
   ((mask)->bits ? (u32)__builtin_ctzll((mask)->bits) : (u32)ps_scx_cur_.m->ncpu)
+
+/* ---- loops (bpf_helpers.h's bpf_for, bpf_repeat, bpf_for_each): their
+ * bounds are evaluated once, as the kernel's numeric iterator takes them ---- */
+#define bpf_for(i, start, end) \
+  for (int ps_end_ = (end), ps_once_ = ((i) = (start), 0); (void)ps_once_, (i) < ps_end_; (i)++)
+#define bpf_repeat(n) for (int ps_n_ = (n), ps_k_ = 0; ps_k_ < ps_n_; ps_k_++)
+/* libbpf's: the iterator ___it on the stack, destroyed as the loop ends;
+ * only scx_dsq is defined, another type is the compiler's error naming
+ * its bpf_iter_<type>_new */
+#define bpf_for_each(type, cur, args...)                                                \
+  for (struct bpf_iter_##type ___it __attribute__((cleanup(bpf_iter_##type##_destroy))), \
+       *ps_it_ __attribute__((unused)) = (bpf_iter_##type##_new(&___it, ##args), NULL);  \
+       ((cur) = bpf_iter_##type##_next(&___it));)
+#define BPF_FOR_EACH_ITER (&___it)
+
+/* a DSQ walk (ext_iter.c) and the view of the task it is at */
+struct bpf_iter_scx_dsq {
+  psExtDsqIter k;
+  struct task_struct view;
+  int viewing;
+};
+
+static inline int bpf_iter_scx_dsq_new(struct bpf_iter_scx_dsq *it, u64 dsq_id, u64 flags) {
+  it->viewing = 0;
+  return ps_ext_dsq_iter_new(ps_scx_cur_.m, ps_scx_cur_.d, &it->k, dsq_id, flags);
+}
+static inline struct task_struct *bpf_iter_scx_dsq_next(struct bpf_iter_scx_dsq *it) {
+  if (it->viewing) ps_scx_flush_(&it->view);
+  psTask *t = ps_ext_dsq_iter_next(ps_scx_cur_.m, ps_scx_cur_.d, &it->k);
+  it->viewing = t != NULL;
+  if (!t) return NULL;
+  ps_scx_view_(&it->view, t);
+  return &it->view;
+}
+static inline void bpf_iter_scx_dsq_destroy(struct bpf_iter_scx_dsq *it) {
+  if (it->viewing) ps_scx_flush_(&it->view);
+  it->viewing = 0;
+}
+static inline bool ps_scx_dsq_move_(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id,
+                                    u64 flags) {
+  ps_scx_flush_(p);
+  int r = (scx_bpf_dsq_move)(ps_scx_cur_.m, ps_scx_cur_.d, &it->k, p->ps_task, dsq_id, flags);
+  ps_scx_reload_(p);
+  return r;
+}
+#define scx_bpf_dsq_move(it, p, dsq_id, enq_flags) ps_scx_dsq_move_((it), (p), (dsq_id), (enq_flags))
+#define scx_bpf_dsq_move_vtime(it, p, dsq_id, enq_flags) \
+  ps_scx_dsq_move_((it), (p), (dsq_id), (enq_flags) | SCX_ENQ_DSQ_PRIQ)
+#define scx_bpf_dsq_move_set_slice(it, s) \
+  ((it)->k.slice = (s), (it)->k.flags |= SCX_DSQ_ITER_HAS_SLICE_, (void)0)
+#define scx_bpf_dsq_move_set_vtime(it, v) \
+  ((it)->k.vtime = (v), (it)->k.flags |= SCX_DSQ_ITER_HAS_VTIME_, (void)0)
+#define scx_bpf_dispatch_from_dsq scx_bpf_dsq_move
+#define scx_bpf_dispatch_vtime_from_dsq scx_bpf_dsq_move_vtime
+#define scx_bpf_dispatch_from_dsq_set_slice scx_bpf_dsq_move_set_slice
+#define scx_bpf_dispatch_from_dsq_set_vtime scx_bpf_dsq_move_set_vtime
 
 #include "scx_maps.h"
 

@@ -22,6 +22,7 @@ nice 0 is 100) and ``dsq_id``, and ``cpus_allowed`` (a bit mask)::
 
 See ``docs/extending/sched-ext.md``.
 """
+from .._checks import check_int
 from ..policy.base import Policy
 
 __all__ = ["Scheduler", "SCX_DSQ_GLOBAL", "SCX_DSQ_LOCAL", "SCX_DSQ_LOCAL_ON", "SCX_DSQ_INVALID",
@@ -29,7 +30,8 @@ __all__ = ["Scheduler", "SCX_DSQ_GLOBAL", "SCX_DSQ_LOCAL", "SCX_DSQ_LOCAL_ON", "
            "SCX_ENQ_LAST",
            "SCX_DEQ_SLEEP", "SCX_KICK_IDLE", "SCX_KICK_PREEMPT", "SCX_WAKE_FORK", "SCX_WAKE_TTWU",
            "SCX_WAKE_SYNC", "SCX_OPS_KEEP_BUILTIN_IDLE", "SCX_OPS_ENQ_LAST", "SCX_EXIT_NONE",
-           "SCX_EXIT_ERROR", "SCX_EXIT_ERROR_BPF", "SCX_EXIT_ERROR_STALL", "ExitInfo"]
+           "SCX_EXIT_ERROR", "SCX_EXIT_ERROR_BPF", "SCX_EXIT_ERROR_STALL", "SCX_DSQ_ITER_REV",
+           "ExitInfo", "DsqIter"]
 
 # include/linux/sched/ext.h and kernel/sched/ext.c (6.12)
 SCX_DSQ_FLAG_BUILTIN = 1 << 63
@@ -44,6 +46,8 @@ SCX_ENQ_WAKEUP = 0x01
 SCX_ENQ_HEAD = 0x10
 SCX_ENQ_PREEMPT = 1 << 32
 SCX_ENQ_LAST = 1 << 41
+_ENQ_DSQ_PRIQ = 1 << 57
+SCX_DSQ_ITER_REV = 1 << 16
 SCX_DEQ_SLEEP = 0x01
 SCX_KICK_IDLE = 1 << 0
 SCX_KICK_PREEMPT = 1 << 1
@@ -108,6 +112,36 @@ class ExitInfo(tuple):
         return f"ExitInfo(kind={self.kind_name}, msg={self.msg!r})"
 
 
+class DsqIter:
+    """A walk of a user DSQ (Scheduler.dsq_iter): iterate it for the task
+    views; ``set_slice(ns)`` and ``set_vtime(v)`` set what the next
+    dsq_move through it gives the task it moves.  Valid within the op that
+    made it."""
+
+    __slots__ = ("_ctx", "_state", "rc")
+
+    def __init__(self, ctx, dsq_id, flags):
+        self._ctx = ctx
+        self.rc, self._state = ctx.ext_iter_new(dsq_id, flags)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        p = self._ctx.ext_iter_next(self._state)
+        if p is None:
+            raise StopIteration
+        return p
+
+    def set_slice(self, slice):
+        """scx_bpf_dsq_move_set_slice: the slice of the next task moved, ns."""
+        self._ctx.ext_iter_set(self._state, False, slice)
+
+    def set_vtime(self, vtime):
+        """scx_bpf_dsq_move_set_vtime: the dsq_vtime of the next task moved."""
+        self._ctx.ext_iter_set(self._state, True, vtime)
+
+
 class Scheduler(Policy):
     """Base class of sched_ext schedulers written in Python (module doc).
 
@@ -145,6 +179,28 @@ class Scheduler(Policy):
     def dsq_insert_vtime(self, p, dsq_id, slice, vtime, enq_flags=0):
         """scx_bpf_dsq_insert_vtime: p into user DSQ dsq_id ordered by vtime."""
         self._ctx.ext_insert(p, dsq_id, slice, vtime, enq_flags)
+
+    def dsq_iter(self, dsq_id, flags=0):
+        """bpf_for_each(scx_dsq, p, dsq_id, flags): a DsqIter over the
+        tasks on user DSQ dsq_id, in its order (reversed with
+        SCX_DSQ_ITER_REV), those queued after it was made left out.  A DSQ
+        that does not exist gives no task (its ``rc`` is -ENOENT, -2)."""
+        flags = check_int("flags", flags, 0, 2**64 - 1)
+        if flags & ~SCX_DSQ_ITER_REV:
+            raise ValueError(f"flags={flags:#x}: a DSQ walk takes SCX_DSQ_ITER_REV only")
+        return DsqIter(self._ctx, dsq_id, flags)
+
+    def dsq_move(self, it, p, dsq_id, enq_flags=0):
+        """scx_bpf_dsq_move (6.12: scx_bpf_dispatch_from_dsq): move p,
+        still on the DSQ `it` walks and queued there before the walk
+        began, to dsq_id (any DSQ; a local one migrates it); from
+        ops.dispatch.  True if it moved."""
+        return self._ctx.ext_dsq_move(it._state, p, dsq_id, enq_flags)
+
+    def dsq_move_vtime(self, it, p, dsq_id, enq_flags=0):
+        """scx_bpf_dsq_move_vtime: dsq_move into the vtime order of user
+        DSQ dsq_id, by p's dsq_vtime (it.set_vtime to change it)."""
+        return self._ctx.ext_dsq_move(it._state, p, dsq_id, enq_flags | _ENQ_DSQ_PRIQ)
 
     def dsq_move_to_local(self, dsq_id):
         """scx_bpf_dsq_move_to_local (6.12: scx_bpf_consume), from dispatch:

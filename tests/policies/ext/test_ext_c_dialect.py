@@ -228,8 +228,10 @@ SCX_OPS_DEFINE(x_ops, %s .name = "%s");
 
 @pytest.mark.parametrize("body, says", [
     ("void BPF_STRUCT_OPS(x_dispatch, s32 cpu, struct task_struct *prev)"
-     "{ struct task_struct *p; bpf_for_each(scx_dsq, p, 0, 0) {} }",
-     "bpf_for_each (open-coded iterators) is not supported"),
+     "{ struct cgroup *c; bpf_for_each(css, c, 0, 0, 0) {} }",
+     "bpf_iter_css"),
+    ("void BPF_STRUCT_OPS(x_dispatch, s32 cpu, struct task_struct *prev)"
+     "{ bpf_loop(1, 0, 0, 0); }", "bpf_loop is not supported"),
     ("struct bpf_spin_lock; void BPF_STRUCT_OPS(x_tick, struct task_struct *p)"
      "{ bpf_spin_lock(0); }", "bpf_spin_lock is not supported"),
     ("struct { __uint(type, BPF_MAP_TYPE_LRU_HASH); __uint(max_entries, 4);"
@@ -435,3 +437,69 @@ def test_the_conformance_kit_checks_a_c_scheduler_as_a_python_one(wvtime, tmp_pa
     (bad,) = report.failures
     assert bad.check == "undispatched"
     assert "client0[3] failed to run for 0.750s; ops.enqueue took pid 3 at t=" in bad.error
+
+
+LOWEST_PID = r"""
+#include <pysched/scx.h>
+
+#define Q 5
+
+s32 BPF_STRUCT_OPS(lp_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	return prev_cpu;
+}
+
+void BPF_STRUCT_OPS(lp_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	scx_bpf_dsq_insert(p, Q, SCX_SLICE_DFL, enq_flags);
+}
+
+/* the queued task of the lowest pid, for 3 ms, found by a walk of Q */
+void BPF_STRUCT_OPS(lp_dispatch, s32 cpu, struct task_struct *prev)
+{
+	struct task_struct *p;
+	s32 best = -1;
+	int i, n = 0;
+
+	bpf_for_each(scx_dsq, p, Q, 0) {
+		if (best < 0 || p->pid < best)
+			best = p->pid;
+	}
+	bpf_for(i, 0, 3)
+		n++;
+	bpf_repeat(2)
+		n++;
+	if (n != 5)
+		scx_bpf_error("bpf_for and bpf_repeat looped %d times", n);
+	bpf_for_each(scx_dsq, p, Q, 0) {
+		if (p->pid != best)
+			continue;
+		scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, 3000000);
+		if (!scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			scx_bpf_error("%d not moved", best);
+		break;
+	}
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(lp_init)
+{
+	return scx_bpf_create_dsq(Q, -1);
+}
+
+SCX_OPS_DEFINE(lp_ops, .select_cpu = (void *)lp_select_cpu, .enqueue = (void *)lp_enqueue,
+	       .dispatch = (void *)lp_dispatch, .init = (void *)lp_init, .name = "lowest_pid");
+"""
+
+
+def test_a_dsq_walk_in_c_gives_the_event_log_of_its_python_twin(tmp_path):
+    from test_ext_iter import LowestPid
+    build(tmp_path, LOWEST_PID, "lowest_pid")
+    runs = []
+    for policy in ("lowest_pid", LowestPid):
+        sim = ps.Simulator(policy, cpus=1, record="events")
+        for i in range(3):
+            sim.spawn(ps.programs.cpu_hog(), name=f"h{i}")
+        sim.run(seconds=0.6)
+        assert sim.ext_exit_info.kind == ext.SCX_EXIT_NONE, sim.ext_exit_info.msg
+        runs.append((sim.events().tobytes(), sim.stats()["cpu_ns"].tolist()))
+    assert runs[0] == runs[1] and runs[0][1] == [3 * 10**8, 3 * 10**8, 0]
