@@ -75,6 +75,7 @@ static void PolicyDef_dealloc(PolicyDef *self) {
 }
 
 static const psHooks pyp_hooks;
+static void x_retune(const psModel *m, psData *d);
 
 _Static_assert(offsetof(PolicyDef, ops) - offsetof(PolicyDef, pol) == offsetof(psExtPolicy, ops),
                "a PolicyDef's pol and ops must be laid out as a psExtPolicy");
@@ -233,6 +234,7 @@ static PyObject *PolicyDef_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     pol->headline = x->headline;
     pol->max_prio = x->max_prio;
     pol->hooks = x->hooks;
+    pol->hooks.retune = x_retune;
     pol->family = fb->family;
     self->ops = &self->ext_ops;
     for (int k = 0; k < x->ntask_fields; k++) {
@@ -579,6 +581,13 @@ static void a_retune(const psModel *m, psData *d) {
     if (!v || PyObject_SetAttrString(c->inst, m->policy->params[i].name, v)) PyErr_Clear();
     Py_XDECREF(v);
   }
+}
+
+/* A sched_ext scheduler's parameter change: the class's own retune (it has
+ * none yet), then the instance's attributes, which its ops read. */
+static void x_retune(const psModel *m, psData *d) {
+  if (ps_ext_class.pol.hooks.retune) ps_ext_class.pol.hooks.retune(m, d);
+  a_retune(m, d);
 }
 
 static const psHooks pyp_hooks = {
