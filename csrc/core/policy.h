@@ -26,9 +26,10 @@ typedef struct psParamInfo {
   const char *doc;
 } psParamInfo;
 
-/* Field types of state tables.  PS_F_U64 is the engine's (a bit mask,
- * cpus_allowed: read as unsigned, so that CPU 63's bit does not make it
- * negative); a policy's fields are I32, U32 or I64. */
+/* Field types of state tables.  PS_F_U64 is read as unsigned: the engine's
+ * bit mask cpus_allowed (CPU 63's bit does not make it negative) and the
+ * sched_ext class's DSQ ids (bit 63: a built-in DSQ, in the C dialect's
+ * libraries too). */
 enum { PS_F_I32 = 0, PS_F_U32 = 1, PS_F_I64 = 2, PS_F_U64 = 3 };
 
 /* psPolicy.tick_batch_local: never, a CPU's ticks may be deferred alone,

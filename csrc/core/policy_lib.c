@@ -16,7 +16,7 @@
 
 static int name_ok(const char *s) { return s && *s && strlen(s) < PS_SNAPSHOT_NAME; }
 
-static size_t field_size(int type) { return type == PS_F_I64 ? 8 : 4; }
+static size_t field_size(int type) { return type == PS_F_I64 || type == PS_F_U64 ? 8 : 4; }
 
 /* A state table: types known, areas among `areas` (a mask of 1 << PS_AT_*),
  * names short and unique, each field inside its area (`size` bytes, or
@@ -28,9 +28,10 @@ static int fields_ok(const psPolicy *pol, const char *what, const psFieldInfo *f
   for (int i = 0; i < n; i++) {
     if (!name_ok(f[i].name))
       BAD("policy %s: %s field %d has no name, or one of 64 bytes or more", pol->name, what, i);
-    if (f[i].type != PS_F_I32 && f[i].type != PS_F_U32 && f[i].type != PS_F_I64)
-      BAD("policy %s: %s field %s: type %d is not PS_F_I32, PS_F_U32 or PS_F_I64", pol->name, what,
-          f[i].name, f[i].type);
+    if (f[i].type != PS_F_I32 && f[i].type != PS_F_U32 && f[i].type != PS_F_I64 &&
+        f[i].type != PS_F_U64)
+      BAD("policy %s: %s field %s: type %d is not PS_F_I32, PS_F_U32, PS_F_I64 or PS_F_U64",
+          pol->name, what, f[i].name, f[i].type);
     if (f[i].at < 0 || f[i].at > PS_AT_MODEL || !((areas >> f[i].at) & 1))
       BAD("policy %s: %s field %s: area %d is not allowed here", pol->name, what, f[i].name,
           f[i].at);

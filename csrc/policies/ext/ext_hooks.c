@@ -331,8 +331,9 @@ static const psFieldInfo ext_task_fields[] = {
     {"dsq_vtime", PS_F_I64, offsetof(ext_task, dsq_vtime), "p->scx.dsq_vtime", PS_AT_PRIV},
     {"weight", PS_F_U32, offsetof(ext_task, weight), "p->scx.weight, 1..10000 (nice 0: 100)",
      PS_AT_PRIV},
-    {"dsq_id", PS_F_I64, offsetof(ext_task, dsq_id), "the DSQ it is queued on (-2^63: none)",
-     PS_AT_PRIV},
+    /* a u64 id as the kernel's, read unsigned: SCX_DSQ_INVALID is 1 << 63 */
+    {"dsq_id", PS_F_U64, offsetof(ext_task, dsq_id),
+     "the DSQ it is queued on (SCX_DSQ_INVALID: none)", PS_AT_PRIV},
 };
 
 /* ext_rq's fields, after the fallback's fair_rq in the CPU's area */
