@@ -32,10 +32,11 @@ executor that breaks (a worker killed), raises SweepError, whose
 ``partial`` holds the rows of the calls that finished; Ctrl-C's
 KeyboardInterrupt goes on as it is, carrying them as ``partial`` too.
 
-The local pool's workers know the C policies loaded with build_policy (its
-presets can be named in the function); a worker of another executor must
-call build_policy itself, or be handed a pickled Simulator, which carries
-its policy's source.
+The workers know the C policies loaded here with build_policy (their
+presets can be named in the function): the local pool's load them as they
+start, and the function travels to any other executor's (a spawned process
+pool, a Dask cluster) with their sources, which a worker builds (or finds
+in its cache) and loads before its first call (sweeps/by_value.py).
 """
 import pathlib
 from concurrent.futures import BrokenExecutor
@@ -43,6 +44,7 @@ from concurrent.futures import BrokenExecutor
 from . import grid as grid_
 from . import store
 from .by_value import ByValue
+from ..policy import build
 from .._checks import check_bool, check_int
 from .._core import Error
 from .local import run_local
@@ -206,7 +208,8 @@ def sweep(fn, grid, *, seeds=None, executor=None, max_workers=None, chunksize=No
             run_local(fn, done, todo, max_workers, chunksize)
         else:
             workers = max_workers or workers_of(executor)
-            run(executor, ByValue(fn), done, todo, Batches(workers, chunksize))
+            run(executor, ByValue(fn, build._current_sources()), done, todo,
+                Batches(workers, chunksize))
         if writer is not None:
             writer.close()
     except BaseException as e:
