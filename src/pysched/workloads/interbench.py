@@ -24,7 +24,7 @@ from ..results import metrics
 from .. import programs
 from .._checks import check_int, check_number
 from .._suggest import did_you_mean
-from ..policy.registry import check_params
+from ..policy.registry import check_params, resolve
 from ..simulator import Simulator
 
 BENCHMARKS = {"audio": programs.audio, "video": programs.video, "x": programs.x,
@@ -63,6 +63,7 @@ def _load(name, threads):
 def run_one(preset, benchmark, load, *, duration_s=30, cpus=1, seed=0, params=None, hz=None,
             load_threads=None, bench_nice=0, load_nice=0):
     """One row of the matrix: `benchmark` against `load` (see run)."""
+    name = resolve(preset)[0]
     benchmark = _names("benchmark", benchmark, tuple(BENCHMARKS))[0]
     load = _names("load", load, LOADS)[0]
     duration_s = _duration(duration_s)
@@ -83,7 +84,7 @@ def run_one(preset, benchmark, load, *, duration_s=30, cpus=1, seed=0, params=No
     rec = sim.periodic(pid)
     game = benchmark == "gaming"
     rec = rec[(rec["start_ns"] if game else rec["due_ns"]) < end]
-    return _row(preset, benchmark, load, rec, game)
+    return _row(name, benchmark, load, rec, game)
 
 
 def _row(preset, benchmark, load, rec, game):
@@ -113,8 +114,9 @@ def _duration(duration_s):
 
 def run(preset, *, duration_s=30, benchmarks=("audio", "video", "x", "gaming"), loads=LOADS,
         cpus=1, seed=0, params=None, hz=None, load_threads=None, bench_nice=0, load_nice=0):
-    """interbench's matrix for one preset: a row per (benchmark, load), a
-    benchmark never against itself.  Each row: samples, latency mean, SD
+    """interbench's matrix for one preset (a preset's name, or a Python
+    policy's class such as a sched_ext scheduler's; the rows' ``preset`` is
+    its name): a row per (benchmark, load), a benchmark never against itself.  Each row: samples, latency mean, SD
     and max (ms) and % desired CPU and % deadlines met, with interbench's
     arithmetic (pysched.metrics.interbench_stats, compat=True: its SD
     formula quirk included), then the corrected SD and the 99th percentile
@@ -123,7 +125,7 @@ def run(preset, *, duration_s=30, benchmarks=("audio", "video", "x", "gaming"), 
     threads, interbench's -L (default: one per CPU); bench_nice,
     load_nice: its -B and -N.  A DataFrame with pandas, else a list of
     dicts."""
-    check_params(preset, params, hz)
+    check_params(resolve(preset)[1], params, hz)
     benchmarks = _names("benchmark", benchmarks, tuple(BENCHMARKS))
     loads = _names("load", loads, LOADS)
     rows = [run_one(preset, b, l, duration_s=duration_s, cpus=cpus, seed=seed, params=params,
