@@ -171,6 +171,31 @@ def test_the_default_pool_takes_a_function_from_main_under_spawn(pool_always_pay
     assert rows["share"].tolist() == [measure(n)["share"] for n in (0, 5, 10, 15)]
 
 
+def test_a_library_a_worker_cannot_build_fails_only_the_calls_that_need_it(tmp_path, monkeypatch):
+    # what a worker unpickles when the caller had built a library (here one
+    # that does not compile, as where a cluster's machine has no compiler)
+    from pysched.policy.build import PolicySource
+    from pysched.sweeps.by_value import ByValue
+
+    monkeypatch.setenv("PYSCHED_CACHE", str(tmp_path / "cache"))
+    broken = PolicySource("broken", str(tmp_path / "broken.c"), b"not C at all", ())
+
+    def uses_a_built_in_preset():
+        return ps.Simulator("linux-2.5.65").preset
+
+    def uses_the_library():
+        return ps.Simulator("broken")
+
+    fine, failing = (pickle.loads(pickle.dumps(ByValue(f, [broken])))
+                     for f in (uses_a_built_in_preset, uses_the_library))
+    assert fine() == "linux-2.5.65"
+    with pytest.raises(KeyError, match="unknown preset 'broken'") as err:
+        failing()
+    if sys.version_info >= (3, 11):
+        assert any("could not load the policy libraries" in n and "broken" in n and
+                   "PolicyBuildError" in n for n in err.value.__notes__)
+
+
 # ---- grids, seeds ----
 
 def kinds(**point):
