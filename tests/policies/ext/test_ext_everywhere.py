@@ -130,7 +130,7 @@ def test_the_frames_decode_the_run(scheduler):
         st["cpu_ns"].tolist()
     assert frame["name"].tolist() == ["h0", "h1", "h2", "ed", "ed2"]
     # a DSQ id reads as the kernel's u64: a task waiting its turn is in the
-    # shared DSQ, a running one in none (SCX_DSQ_INVALID, 1 << 63)
+    # shared DSQ, a running or sleeping one in none (SCX_DSQ_INVALID, 1 << 63)
     running = {sim.runqueue(c)["curr"] for c in range(sim.cpus)}
     waiting = [pid for pid in frame.index if frame.at[pid, "on_rq"] and pid not in running]
     assert waiting and len(running) == 2
@@ -292,4 +292,7 @@ def test_copies_continue_identically_and_branch_on_a_tunable(scheduler):
         s.run(seconds=0.5)
     assert all(outputs(t) == outputs(sim) for t in twins)
     assert branch.params["slice_ns"] == MS and sim.params["slice_ns"] == ext.SCX_SLICE_DFL
+    if scheduler is Simple:   # the attribute its ops read follows set_param
+        assert (branch.policy_instance.slice_ns, sim.policy_instance.slice_ns) == \
+            (MS, ext.SCX_SLICE_DFL)
     assert outputs(branch)[2] != outputs(sim)[2]
