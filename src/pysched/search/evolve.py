@@ -20,6 +20,8 @@ import time
 import numpy as np
 
 from .evaluate import score_all
+from ..policy import build
+from ..sweeps.by_value import ByValue
 
 # the package's own: the public names are pysched.search's
 __all__ = []
@@ -39,6 +41,10 @@ class Evaluator:
     def __init__(self, setup, objective, executor, workers):
         self.setup, self.objective = setup, objective
         self.executor, self.workers = executor, workers
+        # on an executor, with the libraries built here: their presets are
+        # known to its workers too (sweeps/by_value.py)
+        self.score_all = score_all if executor is None else ByValue(
+            score_all, build._current_sources())
         self.count = 0
         self.cache = {}
 
@@ -48,7 +54,7 @@ class Evaluator:
             if self.executor is None:
                 scores = score_all(self.setup, self.objective, todo)
             else:
-                futures = [self.executor.submit(score_all, self.setup, self.objective, b)
+                futures = [self.executor.submit(self.score_all, self.setup, self.objective, b)
                            for b in _batches(todo, self.workers)]
                 scores = [s for f in futures for s in f.result()]
             for w, s in zip(todo, scores):

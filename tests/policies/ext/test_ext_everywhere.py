@@ -1,7 +1,8 @@
 """Everything else works for a sched_ext scheduler as for any preset, in
 Python (pysched.ext.examples.Simple) and in the C dialect
 (experiments/sched_ext/wvtime.bpf.c, its twin, built with build_policy):
-sweeps over its tunables, here and on process pools that never built it;
+sweeps over its tunables, here and on process pools that never built it
+(and a search there);
 frames and plots; the run exported as ftrace and Perfetto, and the ftrace
 replayed under it; interbench and rt-app; snapshots restored in a fresh
 process, and copies."""
@@ -118,6 +119,14 @@ def test_a_sweep_over_simples_fifo_switch_gives_weights_or_round_robin(spawned_p
     vtime, fifo = table["share"]
     assert abs(vtime - NICE0 / (NICE0 + NICE5)) < 0.01    # by weight
     assert abs(fifo - 0.5) < 0.01                          # nice ignored: turns
+
+
+def test_a_search_on_a_spawned_pool_finds_what_it_finds_here(c_twin, spawned_pool):
+    """A search's workers, like a sweep's, get the libraries built here."""
+    kw = dict(budget=48, seconds=0.5, seed=3)
+    here = ps.search.search(c_twin, ps.search.uncharged_share(), **kw)
+    pooled = ps.search.search(c_twin, ps.search.uncharged_share(), executor=spawned_pool, **kw)
+    assert here.score > 0 and (pooled.score, pooled.workload) == (here.score, here.workload)
 
 
 # ---------------------------------------------------------------- frames and plots
