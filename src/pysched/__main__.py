@@ -3,12 +3,13 @@
     python -m pysched interbench [--preset P ...] [--duration S] [--cpus N] [--seed N]
         [--benchmark B ...] [--load L ...] [--hz HZ]
     python -m pysched replay TRACE [--preset P ...] [--cpus N] [--seconds S] [--task COMM ...]
-        [--demand recorded|open] [--wake-edges auto|all|none] [--sleeps trace|length]"""
+        [--demand recorded|open] [--wake-edges auto|all|none] [--sleeps trace|length]
+    python -m pysched bench [--preset P ...] [--case C ...] [--instructions] [--quick]"""
 import argparse
 import sys
 
 from .trace import replay as _replay
-from . import demo
+from . import bench, demo
 from .workloads import interbench
 from . import trace
 from .policy.registry import presets
@@ -50,7 +51,21 @@ def main(argv=None):
     r.add_argument("--sleeps", choices=_replay.SLEEPS, default="trace",
                    help="trace: a timed block sleeps to the trace's time of its wakeup; "
                         "length: its recorded length (default: trace)")
+    b = sub.add_parser("bench", help="the performance page's speed figures, on this machine")
+    b.add_argument("--preset", action="append", choices=presets(),
+                   help=f"repeat for several (default: {' '.join(bench.PRESETS)})")
+    b.add_argument("--case", action="append", choices=tuple(bench.CASES),
+                   help="repeat for several (default: all)")
+    b.add_argument("--instructions", action="store_true",
+                   help="also instructions per event, counted by valgrind (slow: ~50x)")
+    b.add_argument("--quick", action="store_true", help="a smoke run: 0.01 s a case, one run")
     args = ap.parse_args(argv)
+    if args.cmd == "bench":
+        bench.run(args.preset or bench.PRESETS, args.case or tuple(bench.CASES),
+                  min_seconds=0.01 if args.quick else 0.5, reps=1 if args.quick else 3,
+                  count_instructions=args.instructions,
+                  instruction_ticks=2_000 if args.quick else 20_000)
+        return 0
     if args.cmd == "replay":
         t = trace.load(args.trace)
         tasks = None if not args.task else [int(x) if x.isdigit() else x for x in args.task]
