@@ -273,8 +273,9 @@ static PyObject *Sim_fast_path_counts(SimObject *self, PyObject *noargs) {
   READY(self);
   int64_t n[PS_NFAST];
   ps_fast_counts(&self->d, n);
-  return Py_BuildValue("{s:L,s:L,s:L,s:L}", "scan", (long long)n[0], "batch", (long long)n[1],
-                       "defer", (long long)n[2], "wheel", (long long)n[3]);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "scan", (long long)n[0], "batch",
+                       (long long)n[1], "defer", (long long)n[2], "wheel", (long long)n[3],
+                       "skip", (long long)n[4]);
 }
 
 static PyObject *Sim_ensure_channels(SimObject *self, PyObject *arg) {

@@ -501,6 +501,11 @@ void ps_fast_counts(const psData *d, int64_t out[PS_NFAST]) {
   out[1] = f->ticks_batched;
   out[2] = f->ticks_deferred;
   out[3] = d->evq.nsorted;
+  out[4] = f->skips;
+}
+
+void ps_fast_skipped(psData *d) {
+  ps_count_up(&((psFastState *)(void *)d->fast)->skips);
 }
 
 /* ---- invariants ---- */

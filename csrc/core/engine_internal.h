@@ -29,6 +29,9 @@ static inline void ps_log(const psModel *m, psData *d, int kind, int cpu, const 
   if (m->rec_events) ps_log_event(m, d, kind, cpu, p, other, prio, value);
 }
 
+/* A policy took one of its exact skips (PS_FAST_SKIP), for ps_fast_counts. */
+void ps_fast_skipped(psData *d);
+
 /* try_to_wake_up(p, mask, sync): wake p if its state is in mask.  waker is
  * the waking task (process context) or NULL (interrupt context). */
 int ps_try_to_wake_up(const psModel *m, psData *d, psTask *p, int mask, psTask *waker, int sync);

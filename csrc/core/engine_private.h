@@ -13,7 +13,7 @@ typedef struct psFastState {
    * settled at this instant, which may defer theirs when it ends */
   uint64_t cpus_deferred, cpus_fresh;
   /* what the fast paths did (ps_fast_counts) */
-  int64_t wide_scans, ticks_batched, ticks_deferred;
+  int64_t wide_scans, ticks_batched, ticks_deferred, skips;
   /* Deferred ticks (ticks_fast.c): the n ticks after jiffy `jiffies` of
    * CPU c have happened, or will, without the policy's tick; ps_catch_up
    * applies those due, as the policy said at asked_ns it could at once.

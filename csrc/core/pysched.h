@@ -45,8 +45,10 @@ enum {
   PS_FAST_BATCH = 2,  /* every CPU's ticks at once (ticks_fast.h, batch_ticks) */
   PS_FAST_DEFER = 4,  /* a busy CPU's ticks deferred (ticks_fast.h, defer_ticks) */
   PS_FAST_WHEEL = 8,  /* the event queue's timer wheel (events.h); off, the heap alone */
-  PS_FAST_ALL = 15,
-  PS_NFAST = 4
+  PS_FAST_SKIP = 16,  /* a policy's exact skips of work that would change nothing
+                       * (the 2.5 balancer's scans: balance_o1.c, o1_rebalance) */
+  PS_FAST_ALL = 31,
+  PS_NFAST = 5
 };
 
 /* Warnings: anomalies that are not errors, counted in the state. */
@@ -348,7 +350,8 @@ void ps_params_changed(const psModel *m, psData *d);
 void ps_set_fast_paths(psModel *m, psData *d, int fast);
 /* How often each fast path was taken, in PS_FAST_* order: instants scanned
  * by a wide form, CPU-ticks batched, CPU-ticks deferred, wheel buckets
- * sorted as they became the earliest.  Kept by copies and snapshots. */
+ * sorted as they became the earliest, a policy's skips taken.  Kept by
+ * copies and snapshots. */
 void ps_fast_counts(const psData *d, int64_t out[PS_NFAST]);
 
 /* Engine and policy invariants (every live task within check_init's

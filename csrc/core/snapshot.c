@@ -327,6 +327,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   ps_fast(d)->wide_scans = counts->wide_scans;
   ps_fast(d)->ticks_batched = counts->ticks_batched;
   ps_fast(d)->ticks_deferred = counts->ticks_deferred;
+  ps_fast(d)->skips = counts->skips;
   /* the ticks are checked below; the bursts' ends are set again when the
    * next run starts (every CPU settles then) */
   memcpy(d->next_tick_ns, dd.next_tick_ns, sizeof d->next_tick_ns);

@@ -262,7 +262,7 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
     BAD("the behaviour watch's windows");
   const psFastState *f = (const psFastState *)(const void *)d->fast;
   if (!count_ok(f->wide_scans) || !count_ok(f->ticks_batched) || !count_ok(f->ticks_deferred) ||
-      !count_ok(d->evq.nsorted))
+      !count_ok(f->skips) || !count_ok(d->evq.nsorted))
     BAD("the fast paths' counts");
   for (int k = 0; k < PS_NWARN; k++)
     if (!count_ok(d->warn[k])) BAD("warning count %d", k);

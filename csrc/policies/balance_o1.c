@@ -59,12 +59,14 @@ static int find_busiest_queue(const psModel *m, psData *d, int cpu, int idle, in
     nr_running = (int)this_rq->nr_running;
   else
     nr_running = (int)prev[cpu];
-  uint32_t load[PS_MAX_CPUS], max_load = 0;
+  uint32_t load[PS_MAX_CPUS], max_load = 0, max_len = 0;
   for (int i = 0; i < m->ncpu; i++) {
     uint32_t len = o1_rq(m, d, i)->nr_running;
     load[i] = idle || len < prev[i] ? len : prev[i];
     prev[i] = len;
+    max_len = len > max_len ? len : max_len;
   }
+  this_rq->prev_le1 = max_len <= 1;
   load[cpu] = 0;  /* not a candidate */
   for (int i = 0; i < m->ncpu; i++) max_load = load[i] > max_load ? load[i] : max_load;
   if (max_load <= 1) return -1;
@@ -147,6 +149,19 @@ uint64_t o1_busy_rebalance_after(const psModel *m, psData *d, int cpu) {
   return rq->rebalance_at;
 }
 
+/* Whether some runqueue holds two tasks or more: counted again only when
+ * a length has changed since (nr_running_gen). */
+static int any_two(const psModel *m, psData *d) {
+  o1_runqueue *rq0 = o1_rq(m, d, 0);
+  if (rq0->ge2_gen != rq0->nr_running_gen + 1) {
+    int any = 0;
+    for (int i = 0; i < m->ncpu && !any; i++) any = o1_rq(m, d, i)->nr_running >= 2;
+    rq0->ge2_any = any;
+    rq0->ge2_gen = rq0->nr_running_gen + 1;
+  }
+  return rq0->ge2_any;
+}
+
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   uint64_t j = d->jiffies;
   /* IDLE_REBALANCE_TICK and BUSY_REBALANCE_TICK follow cache_decay_ticks */
@@ -164,7 +179,23 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   o1_runqueue *rq = o1_rq(m, d, cpu);
   uint64_t gen = o1_rq(m, d, 0)->nr_running_gen;
   int by_prio_avg = (int)o1_param(m, o1_family_of(m)->p_balance_prio_avg, 0);
-  if (rq->balance_steady && rq->balance_gen == gen && !by_prio_avg) return;
+  int skip = m->fast_paths & PS_FAST_SKIP && !by_prio_avg;
+  if (skip && rq->balance_steady && rq->balance_gen == gen) {
+    ps_fast_skipped(d);
+    return;
+  }
+  /* The second exact skip, for mostly idle machines whose lengths change
+   * at every tick: a scan's loads are min(length, prev_cpu_load[]), so
+   * once every prev_cpu_load[] it wrote is at most 1 it finds no busiest
+   * queue (max_load <= 1) however the lengths move; and while no runqueue
+   * holds two tasks, what it writes is at most 1 again.  Its prev_cpu_load[]
+   * then differ from the kernel's by values that no later scan can tell
+   * apart (at most 1 each: the next scan finds nothing either way and
+   * writes the lengths over them). */
+  if (skip && rq->prev_le1 && !any_two(m, d)) {
+    ps_fast_skipped(d);
+    return;
+  }
   int rc = o1_load_balance(m, d, cpu, 0);
   rq->balance_steady = rc < 0 && rq->balance_gen == gen;
   rq->balance_gen = o1_rq(m, d, 0)->nr_running_gen;

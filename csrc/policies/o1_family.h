@@ -61,6 +61,12 @@ typedef struct o1_runqueue {
   uint64_t nr_running_gen;
   uint64_t balance_gen;
   int32_t balance_steady;
+  /* The second skip: every prev_cpu_load[] this CPU's last scan wrote was
+   * at most 1; and, in CPU 0's runqueue, whether some runqueue holds two
+   * tasks, as counted at nr_running_gen = ge2_gen - 1. */
+  int32_t prev_le1;
+  uint64_t ge2_gen;
+  int32_t ge2_any;
   int32_t pad;
   /* The first jiffy after the last one asked about that is a multiple of
    * `every` (BUSY_REBALANCE_TICK then), 0 before the first question

@@ -36,7 +36,7 @@ MAX_SECONDS = 10**6
 MAX_SERIES_FIELDS = 16  # PS_MAX_SERIES_FIELDS of the core
 SOURCE_EVERY, SOURCE_POISSON = 0, 1
 # the core's fast paths, in the order of its PS_FAST_* bits (csrc/core/pysched.h)
-FAST_PATHS = ("scan", "batch", "defer", "wheel")
+FAST_PATHS = ("scan", "batch", "defer", "wheel", "skip")
 
 
 class TaskView:
