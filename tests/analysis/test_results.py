@@ -25,6 +25,7 @@ def results():
         "settles": ps.analysis.houston_stability([0, 5]),
         "run": ps.analysis.classify_run([-20, 19], params=CYCLING),
         "o1": ps.analysis.o1_steady_state(50, 50),
+        "mixture": ps.analysis.o1_mixture([(5.6, 44.4), (45.7, 34.3)]),
         "duty": ps.analysis.o1_duty_run(50, 50, seconds=5),
     }
 
@@ -105,6 +106,7 @@ def test_the_old_names_and_the_old_dict_still_answer_with_a_future_warning(resul
 def test_every_time_field_says_its_unit():
     # a field of seconds ends in _s; one of ticks is said to be in ticks
     for cls in (ps.analysis.Stability, ps.analysis.MeasuredRun, ps.analysis.O1SteadyState,
+                ps.analysis.O1Mixture,
                 ps.analysis.SleepAvgRun, ps.analysis.LimitCycle, ps.analysis.Equilibrium):
         doc = " ".join(cls.__doc__.split())
         for f in dataclasses.fields(cls):

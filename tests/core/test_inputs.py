@@ -488,6 +488,11 @@ ENTRY_POINTS = [
         3, 7, nice=I(-5), hogs=I(2), hog_nice=I(5), hz=I(100)))),
     ("analysis.o1.o1_steady_state", "number", lambda I: as_lists(ps.analysis.o1.o1_steady_state(
         I(3), I(7), tol=I(0)))),
+    ("analysis.o1_mix.o1_mixture", "int", lambda I: as_lists(ps.analysis.o1_mix.o1_mixture(
+        [(3, 7, I(-5)), {"run_ms": 20, "sleep_ms": 30, "nice": I(1)}], hogs=I(2),
+        hog_nice=I(5), hz=I(100)))),
+    ("analysis.o1_mix.o1_mixture", "number", lambda I: as_lists(ps.analysis.o1_mix.o1_mixture(
+        [(I(3), I(7)), {"run_ms": I(20), "sleep_ms": I(30)}], tol=I(0)))),
     ("analysis.measure.o1_duty_run", "int", lambda I: as_lists(ps.analysis.measure.o1_duty_run(
         3, 7, nice=I(1), hogs=I(1), hog_nice=I(0), hz=I(100), seed=I(2), seconds=1))),
     ("analysis.measure.o1_duty_run", "number", lambda I: as_lists(ps.analysis.measure.o1_duty_run(
@@ -605,6 +610,7 @@ NO_INT_ARGUMENT = {
     # what the package makes and hands back: results, reports, rt-app's threads
     "analysis.measure.LimitCycle", "analysis.measure.MeasuredRun", "analysis.measure.PrioSettling",
     "analysis.measure.Settling", "analysis.measure.SleepAvgRun", "analysis.o1.O1SteadyState",
+    "analysis.o1_mix.O1Mixture",
     "analysis.stability.Stability", "policy.testing.Report", "policy.testing.Report.raise_if_failed",
     "policy.testing.Result", "workloads.rtapp.RtAppThread",
     "workloads.rtapp.RtAppThread.spawn_kwargs", "workloads.rtapp.Workload",

@@ -1,7 +1,7 @@
 """The one shape of the analysis' results, predictions and measurements
 alike (houston_equilibrium's Equilibrium, houston_stability's Stability,
-classify_run's MeasuredRun, o1_steady_state's O1SteadyState, o1_duty_run's
-SleepAvgRun, limit_cycle's LimitCycle).
+classify_run's MeasuredRun, o1_steady_state's O1SteadyState, o1_mixture's
+O1Mixture, o1_duty_run's SleepAvgRun, limit_cycle's LimitCycle).
 
 Each is a dataclass with:
 
