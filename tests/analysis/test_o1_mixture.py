@@ -2,6 +2,7 @@
 CPU hogs -- predicted from the kernel's bookkeeping
 (pysched.analysis.o1_mixture) against the simulator running the same
 workload."""
+import functools
 import math
 
 import numpy as np
@@ -61,14 +62,23 @@ def workloads(seed):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def compared(preset):
+    """(tasks, prediction, SleepAvgRuns, simulated shares) of each seeded
+    workload under preset, the simulation three times the longest reach."""
+    out = []
+    for tasks in workloads(seed=2003):
+        p = o1_mixture(tasks, preset=preset)
+        runs, shares, _ = simulate(tasks, preset, max(20, 3 * float(np.max(p.reach_s)) + 2))
+        out.append((tasks, p, runs, shares))
+    return out
+
+
 @pytest.mark.parametrize("preset", O1_PRESETS)
 def test_two_duty_cycles_beside_two_hogs_within_one_prio_level_and_5_percent_of_sleep_avg(preset):
     kinds = set()
-    for tasks in workloads(seed=2003):
-        p = o1_mixture(tasks, preset=preset)
+    for tasks, p, runs, _ in compared(preset):
         assert p.kind == "settles", p
-        seconds = max(20, 3 * float(np.max(p.reach_s)) + 2)
-        runs, _, _ = simulate(tasks, preset, seconds)
         for k, m in enumerate(runs):
             where = (preset, tasks, k, str(p), m)
             # within 5 % of the simulated value (a tick at least), which
@@ -81,6 +91,20 @@ def test_two_duty_cycles_beside_two_hogs_within_one_prio_level_and_5_percent_of_
             kinds.add(p.task_kind[k])
     # both ends of sleep_avg's range are among the draws
     assert {"top", "bottom"} <= kinds
+
+
+@pytest.mark.parametrize("preset", O1_PRESETS)
+def test_their_shares_within_3_points_and_the_time_to_reach_within_a_factor_of_2(preset):
+    for tasks, p, runs, shares in compared(preset):
+        # two tasks queued with the hogs wait for each other too, which the
+        # analysis leaves out: 2.4 points off in 2.5.64, the worst
+        assert np.allclose(p.shares, shares[:2], atol=0.03), (preset, tasks, p.shares, shares)
+        assert np.allclose(p.hog_share, shares[2:], atol=0.03), (preset, tasks, p.hog_share, shares)
+        for k, m in enumerate(runs):
+            if p.task_kind[k] == "top":
+                assert 0.5 <= p.reach_s[k] / m.reach_s <= 2, (preset, tasks, k, p.reach_s, m)
+            else:
+                assert p.reach_s[k] == m.reach_s == 0, (preset, tasks, k, p.reach_s, m)
 
 
 @pytest.mark.parametrize("preset", O1_PRESETS)
@@ -115,6 +139,16 @@ def test_a_task_whose_drift_the_phases_decide_is_undecided_with_nan():
     assert "too close to call" in p.why
 
 
+def test_tasks_that_would_take_the_whole_cpu_between_them_are_undecided():
+    # three 5 ms / 5 ms tasks and no hogs: each would run half the time
+    p = o1_mixture([(5, 5)] * 3, preset="linux-2.5.64", hogs=0)
+    assert p.kind == "undecided" and set(p.task_kind) == {"undecided"}
+    assert np.isnan(p.sleep_avg_high).all() and np.isnan(p.interactive).all()
+    assert "would take" in p.why and "of the CPU between them" in p.why
+    # beside two hogs they queue behind them, and settle
+    assert o1_mixture([(5, 5)] * 3, preset="linux-2.5.64").kind == "settles"
+
+
 def test_one_task_alone_is_o1_steady_state():
     for preset in O1_PRESETS:
         for r, s in ((3, 7), (50, 50), (0.5, 30), (40, 60)):
@@ -140,7 +174,7 @@ def test_the_table_has_a_row_per_task():
 def test_bad_input_names_o1_mixture_the_value_and_the_range():
     with pytest.raises(ValueError, match="o1_mixture: preset='houston-2003' is not an O\\(1\\)"):
         o1_mixture([(1, 9)], preset="houston-2003")
-    with pytest.raises(ValueError, match="o1_mixture: tasks has 0 entries; 1..16"):
+    with pytest.raises(ValueError, match="o1_mixture: tasks has 0 entries; 1..8"):
         o1_mixture([])
     with pytest.raises(ValueError, match="o1_mixture: tasks=5 must be a list"):
         o1_mixture(5)

@@ -28,9 +28,15 @@ approximation:
   running then (that task's CPU share) it waits for the end of that run
   and starts at that run's end phase, else it starts on the tick;
 - a task no better than the hogs queues behind them and starts at a
-  hog's expiry, on a tick (the hogs' round, as o1_steady_state);
-- a run is preempted by a strictly better task with the probability that
-  the other's wakeup falls in it, r / T of the other's cycle T.
+  hog's expiry, on a tick, after the rest of the hogs' round (as
+  o1_steady_state), stretched by the tasks that beat the hogs; one that
+  is not interactive waits a whole round each time its slice runs out
+  (scheduler_tick sends it to the expired array);
+- a run is preempted (try_to_wake_up: "p->prio < rq->curr->prio", an
+  equal prio never preempts) by a strictly better task with the
+  probability that the other's wakeup falls in it, r / T of the other's
+  cycle T, once at most;
+- each task keeps its PHASES most probable end phases (each exact).
 
 The phases and the CPU shares are iterated to a fixed point; the
 expectations over these cases give each task's drift per cycle (credit -
@@ -40,11 +46,14 @@ positive where it stands climbs ("top"), one whose drift is negative
 stays at the bottom, one whose every case credits what it charges keeps
 its 0 ("neutral").  A drift whose sign changes when the waiting and
 preemption probabilities are halved or made half again as large is left
-undecided: kind "undecided", NaN for its range, prio and reach.
+undecided: kind "undecided", NaN for its range, prio and reach.  So is
+every task when the shares come to the whole CPU: then they queue behind
+each other without end, and waits of one run at a time cannot say how.
 
-Left out: a task's own timeslice running out in the middle of a run (it
-goes to the expired array when not interactive), EXPIRED_STARVING, a
-task waiting behind two others at once, and the bk4 / 2.5.65 waker
+Left out: EXPIRED_STARVING, a task waiting behind two others at once
+(two tasks queued with the hogs wait for each other too), and the prio a
+slice that runs out mid-run gives a task until its next wakeup (a
+waiting task may then preempt it); and the bk4 / 2.5.65 waker
 back-boost between tasks that wake each other: these tasks sleep on
 timers, whose wakeups come from interrupt context, so the overflow of a
 full sleep_avg goes to nobody (activate_task's in_interrupt() test).
@@ -60,6 +69,8 @@ from .o1 import MAX_CYCLES, NICE_0, O1_PRESETS
 from .result import Result
 
 ROUNDS = 8      # fixed-point rounds of the phases and shares
+PHASES = 16     # the most probable end phases kept of each task
+MAX_TASKS = 8   # the cases of a cycle grow with the square of the tasks
 SENSITIVITY = (0.5, 1.5)  # the waiting / preemption probabilities scaled by these must agree
 
 
@@ -75,9 +86,12 @@ class O1Mixture(Result):
     cycle there); sleep_avg_low, sleep_avg_high (the saw-tooth's range);
     prio (at the wakeup: effective_prio of sleep_avg_high), prio_high
     (effective_prio of sleep_avg_low), bonus (static_prio - prio),
-    interactive (TASK_INTERACTIVE at prio), preempts (prio beats the
-    hogs'); shares (its CPU share), reach_s (seconds from the spawn until
-    sleep_avg stays within tol * MAX_SLEEP_AVG of its range).
+    interactive (TASK_INTERACTIVE at prio: 1.0 or 0.0), preempts (1.0
+    when prio beats the hogs'); shares (its CPU share), reach_s (seconds
+    from the spawn until sleep_avg stays within tol * MAX_SLEEP_AVG of its
+    range).  An undecided task has NaN for all but its shares and its
+    expected credit and charge; when the tasks would take the whole CPU
+    between them, every task is undecided.
     hog_share: each hog's share; hog_prio; max_sleep_avg, hz, tol_ticks;
     why: in words, a sentence per task."""
     preset: str
@@ -164,6 +178,17 @@ class _Duty:
         return out
 
 
+def _most_probable(cases):
+    """The end phases of cases with their probabilities: the PHASES most
+    probable, scaled to sum to 1 (each kept phase stays exact)."""
+    end = {}
+    for c in cases:
+        end[c[3]] = end.get(c[3], 0.0) + c[0]
+    kept = sorted(end.items(), key=lambda kv: -kv[1])[:PHASES]
+    total = sum(p for _, p in kept)
+    return {phase: p / total for phase, p in kept}
+
+
 def _mean(cases, i):
     return sum(c[0] * c[i] for c in cases)
 
@@ -182,8 +207,8 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
                          f"{', '.join(O1_PRESETS)}")
     if isinstance(tasks, (str, bytes, dict)) or not hasattr(tasks, "__len__"):
         raise ValueError(f"o1_mixture: tasks={tasks!r} must be a list of (run_ms, sleep_ms[, nice])")
-    if not 1 <= len(tasks) <= 16:
-        raise ValueError(f"o1_mixture: tasks has {len(tasks)} entries; 1..16 are allowed")
+    if not 1 <= len(tasks) <= MAX_TASKS:
+        raise ValueError(f"o1_mixture: tasks has {len(tasks)} entries; 1..{MAX_TASKS} are allowed")
     specs = [_task(k, t) for k, t in enumerate(tasks)]
     hogs = check_int("o1_mixture: hogs", hogs, 0, 10_000)
     hog_nice = check_int("o1_mixture: hog_nice", hog_nice, -20, 19)
@@ -235,6 +260,9 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
             # cycle) sends a task that is not interactive to the expired
             # array, behind the hogs' whole round
             wait += me.r / (f("task_timeslice", me.static) * tick) * hog_round
+        # the hogs' ticks stretch by the time the tasks that beat them take
+        busy = sum(o.share for j, o in enumerate(duty) if j != i and beats_hogs(prios[j]))
+        wait /= max(1.0 - busy, 0.05)
         return [c[:4] + (c[4] + wait,) for c in cases]
 
     # the fixed point: each task's wakeup prio from its kind, its phases
@@ -246,9 +274,7 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
         for i, d in enumerate(duty):
             v = _climb(i, d, prios, standing_cases, f, max_avg, tol * max_avg, hz)
             cases = standing_cases(i, v["prio"], prios)
-            d.end = {}
-            for c in cases:
-                d.end[c[3]] = d.end.get(c[3], 0.0) + c[0]
+            d.end = _most_probable(cases)
             d.cycle = _mean(cases, 4)
             d.share = d.r / d.cycle
             v["cases"] = cases
@@ -267,6 +293,13 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
             if other["kind"] != verdicts[i]["kind"]:
                 verdicts[i]["kind"] = "undecided"
 
+    # the waits here are for one run at a time: tasks that ask for the
+    # whole CPU between them queue behind each other without end
+    overloaded = sum(d.share for d in duty) >= 1
+    if overloaded:
+        for v in verdicts:
+            v["kind"] = "undecided"
+
     rows = []
     for i, (d, v) in enumerate(zip(duty, verdicts)):
         cases = v["cases"]
@@ -279,36 +312,37 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
         else:
             low = high = math.nan
         if kind == "undecided":
-            prio = prio_high = bonus = math.nan
-            interactive = False
+            prio = prio_high = bonus = interactive = math.nan
         else:
             prio = f("effective_prio", d.static, int(high))
             prio_high = f("effective_prio", d.static, int(low))
             bonus = d.static - prio
             interactive = bool(f("task_interactive", prio, d.static))
         reach = v["reach_s"] if kind != "undecided" else math.nan
-        rows.append((kind, credit, charge, low, high, prio, prio_high, bonus, interactive,
-                     kind != "undecided" and beats_hogs(prio) and hogs > 0, d.share, reach))
+        preempts = math.nan if kind == "undecided" else float(beats_hogs(prio) and hogs > 0)
+        rows.append((kind, credit, charge, low, high, prio, prio_high, bonus, float(interactive),
+                     preempts, d.share, reach))
 
     shares = np.array([r[10] for r in rows])
     hog_share = max(1.0 - shares.sum(), 0.0) / hogs if hogs else math.nan
     col = list(zip(*rows))
     kind = "settles" if "undecided" not in col[0] else "undecided"
-    why = _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz)
+    why = _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz, overloaded)
     return O1Mixture(preset, kind, np.array([s[0] for s in specs], float),
                      np.array([s[1] for s in specs], float), np.array([s[2] for s in specs]),
                      np.array(col[0]), np.array(col[1], float), np.array(col[2], float),
                      np.array(col[3], float), np.array(col[4], float), np.array(col[5], float),
-                     np.array(col[6], float), np.array(col[7], float), np.array(col[8], bool),
-                     np.array(col[9], bool), shares, np.array(col[11], float), hog_share,
+                     np.array(col[6], float), np.array(col[7], float), np.array(col[8], float),
+                     np.array(col[9], float), shares, np.array(col[11], float), hog_share,
                      hog_prio, max_avg, hz, tol * max_avg, why)
 
 
 def _climb(i, d, prios, standing_cases, f, max_avg, tol_ticks, hz):
     """Task i's climb from the spawn's sleep_avg 0, a cycle at a time with
     the expected credit and charge of its standing at each wakeup: its
-    kind, its wakeup prio there and the seconds it took."""
-    x, ns, cycles = 0.0, float(d.r + d.s), 0
+    kind, its wakeup prio there and the seconds it took.  Between two
+    changes of prio the standing, and so the drift a cycle, is the same:
+    the cycles to the next change are counted at once."""
     memo = {}
 
     def standing(prio):
@@ -318,32 +352,57 @@ def _climb(i, d, prios, standing_cases, f, max_avg, tol_ticks, hz):
                           all(c[1] == c[2] for c in cases))
         return memo[prio]
 
-    prio = f("effective_prio", d.static, 0)
-    credit, charge, cycle, even = standing(prio)
+    def ep(x):
+        return f("effective_prio", d.static, int(x))
+
+    def next_change(x, prio):
+        # the least sleep_avg above x with another prio (effective_prio
+        # falls as sleep_avg grows)
+        lo, hi = int(x), max_avg
+        if ep(hi) == prio:
+            return math.inf
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if ep(mid) == prio else (lo, mid)
+        return hi
+
+    credit, charge, _, even = standing(ep(0))
     if even:
-        return {"kind": "neutral", "prio": f("effective_prio", d.static, int(credit)), "reach_s": 0.0}
+        return {"kind": "neutral", "prio": ep(credit), "reach_s": 0.0}
     if credit <= charge:
-        return {"kind": "bottom", "prio": f("effective_prio", d.static, int(credit)), "reach_s": 0.0}
+        return {"kind": "bottom", "prio": ep(credit), "reach_s": 0.0}
+    # the first run charges the 0 it starts with nothing; its sleep credits
+    x, ns, cycles = min(credit, max_avg), float(d.r + d.s), 0
     while cycles < MAX_CYCLES:
-        x = min(max(x - charge, 0.0) + credit, max_avg)
-        prio = f("effective_prio", d.static, int(x))
+        prio = ep(x)
         if x >= max_avg - tol_ticks:
             break
         credit, charge, cycle, _ = standing(prio)
         if credit <= charge:
             # it climbed into a standing where it loses: it stays there
             return {"kind": "bottom", "prio": prio, "reach_s": 0.0}
-        ns += cycle
-        cycles += 1
-    return {"kind": "top", "prio": f("effective_prio", d.static, max_avg),
-            "reach_s": ns / 1e9}
+        if x < charge:
+            steps, x = 1, min(credit, max_avg)
+        else:
+            target = min(next_change(x, prio), max_avg - tol_ticks)
+            steps = max(1, math.ceil((target - x) / (credit - charge)))
+            x = min(x + steps * (credit - charge), max_avg)
+        ns += steps * cycle
+        cycles += steps
+    return {"kind": "top", "prio": ep(max_avg), "reach_s": ns / 1e9}
 
 
-def _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz):
+def _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz, overloaded):
     parts = []
+    if overloaded:
+        parts.append(f"The tasks would take {sum(r[10] for r in rows):.0%} of the CPU between "
+                     "them: they queue behind each other without end, which this analysis (a "
+                     "wait for one run at a time) cannot follow, so every range is NaN.")
     for k, ((r, s, nice), row) in enumerate(zip(specs, rows)):
         kind, credit, charge, low, high, prio, _, bonus, inter, pre, share, reach = row
         head = f"Task {k} ({r:g} ms run, {s:g} ms sleep{f', nice {nice}' if nice else ''})"
+        if kind == "undecided" and overloaded:
+            continue
         if kind == "undecided":
             parts.append(f"{head} credits {credit:.3g} and charges {charge:.3g} ticks a cycle "
                          "on the expected phases, too close to call: whether it climbs depends "
