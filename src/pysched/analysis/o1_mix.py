@@ -91,7 +91,7 @@ class O1Mixture(Result):
     from the spawn until sleep_avg stays within tol * MAX_SLEEP_AVG of its
     range).  An undecided task has NaN for all but its shares and its
     expected credit and charge; when the tasks would take the whole CPU
-    between them, every task is undecided.
+    between them, or their prios do not settle, every task is undecided.
     hog_share: each hog's share; hog_prio; max_sleep_avg, hz, tol_ticks;
     why: in words, a sentence per task."""
     preset: str
@@ -206,7 +206,8 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
         raise ValueError(f"o1_mixture: preset={preset!r} is not an O(1) preset: one of "
                          f"{', '.join(O1_PRESETS)}")
     if isinstance(tasks, (str, bytes, dict)) or not hasattr(tasks, "__len__"):
-        raise ValueError(f"o1_mixture: tasks={tasks!r} must be a list of (run_ms, sleep_ms[, nice])")
+        raise ValueError(f"o1_mixture: tasks={tasks!r} must be a list of "
+                         "(run_ms, sleep_ms[, nice])")
     if not 1 <= len(tasks) <= MAX_TASKS:
         raise ValueError(f"o1_mixture: tasks has {len(tasks)} entries; 1..{MAX_TASKS} are allowed")
     specs = [_task(k, t) for k, t in enumerate(tasks)]
@@ -268,11 +269,11 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
     # the fixed point: each task's wakeup prio from its kind, its phases
     # and share from the others'
     prios = [f("effective_prio", d.static, 0) for d in duty]
-    verdicts = [None] * n
+    verdicts, settled = [None] * n, False
     for _ in range(ROUNDS):
         new = []
         for i, d in enumerate(duty):
-            v = _climb(i, d, prios, standing_cases, f, max_avg, tol * max_avg, hz)
+            v = _climb(i, d, prios, standing_cases, f, max_avg, tol * max_avg)
             cases = standing_cases(i, v["prio"], prios)
             d.end = _most_probable(cases)
             d.cycle = _mean(cases, 4)
@@ -289,14 +290,14 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
     for scale in SENSITIVITY:
         for i, d in enumerate(duty):
             other = _climb(i, d, prios, lambda *a: standing_cases(*a, scale=scale), f, max_avg,
-                           tol * max_avg, hz)
+                           tol * max_avg)
             if other["kind"] != verdicts[i]["kind"]:
                 verdicts[i]["kind"] = "undecided"
 
     # the waits here are for one run at a time: tasks that ask for the
     # whole CPU between them queue behind each other without end
     overloaded = sum(d.share for d in duty) >= 1
-    if overloaded:
+    if overloaded or not settled:
         for v in verdicts:
             v["kind"] = "undecided"
 
@@ -327,7 +328,8 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
     hog_share = max(1.0 - shares.sum(), 0.0) / hogs if hogs else math.nan
     col = list(zip(*rows))
     kind = "settles" if "undecided" not in col[0] else "undecided"
-    why = _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz, overloaded)
+    why = _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz, overloaded,
+               settled)
     return O1Mixture(preset, kind, np.array([s[0] for s in specs], float),
                      np.array([s[1] for s in specs], float), np.array([s[2] for s in specs]),
                      np.array(col[0]), np.array(col[1], float), np.array(col[2], float),
@@ -337,7 +339,7 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
                      hog_prio, max_avg, hz, tol * max_avg, why)
 
 
-def _climb(i, d, prios, standing_cases, f, max_avg, tol_ticks, hz):
+def _climb(i, d, prios, standing_cases, f, max_avg, tol_ticks):
     """Task i's climb from the spawn's sleep_avg 0, a cycle at a time with
     the expected credit and charge of its standing at each wakeup: its
     kind, its wakeup prio there and the seconds it took.  Between two
@@ -392,16 +394,20 @@ def _climb(i, d, prios, standing_cases, f, max_avg, tol_ticks, hz):
     return {"kind": "top", "prio": ep(max_avg), "reach_s": ns / 1e9}
 
 
-def _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz, overloaded):
+def _why(specs, rows, preset, minus_one, hog_prio, hogs, hog_share, tol, hz, overloaded,
+         settled):
     parts = []
     if overloaded:
         parts.append(f"The tasks would take {sum(r[10] for r in rows):.0%} of the CPU between "
                      "them: they queue behind each other without end, which this analysis (a "
                      "wait for one run at a time) cannot follow, so every range is NaN.")
+    elif not settled:
+        parts.append(f"The tasks' prios did not settle in {ROUNDS} rounds of the fixed point "
+                     "(who waits for whom changes with them), so every range is NaN.")
     for k, ((r, s, nice), row) in enumerate(zip(specs, rows)):
         kind, credit, charge, low, high, prio, _, bonus, inter, pre, share, reach = row
         head = f"Task {k} ({r:g} ms run, {s:g} ms sleep{f', nice {nice}' if nice else ''})"
-        if kind == "undecided" and overloaded:
+        if kind == "undecided" and (overloaded or not settled):
             continue
         if kind == "undecided":
             parts.append(f"{head} credits {credit:.3g} and charges {charge:.3g} ticks a cycle "
