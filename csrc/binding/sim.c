@@ -215,8 +215,8 @@ static PyObject *Sim_set_watch(SimObject *self, PyObject *args) {
   int bits;
   long long idle_wait, starve;
   if (!PyArg_ParseTuple(args, "iLL", &bits, &idle_wait, &starve)) return NULL;
-  if (bits & ~(PS_WATCH_ON | PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE))
-    return PyErr_Format(PyExc_ValueError, "watch bits %d are outside 0..7", bits);
+  if (bits & ~PS_WATCH_ALL)
+    return PyErr_Format(PyExc_ValueError, "watch bits %d are outside 0..%d", bits, PS_WATCH_ALL);
   if (idle_wait < 0 || idle_wait > PS_MAX_TIME_NS || starve < 0 || starve > PS_MAX_TIME_NS)
     return PyErr_Format(PyExc_ValueError, "watch thresholds %lld and %lld ns are outside 0..%lld",
                         idle_wait, starve, (long long)PS_MAX_TIME_NS);
@@ -224,18 +224,23 @@ static PyObject *Sim_set_watch(SimObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* watch_report(): the idle-while-waiting windows up to now (ps_watch_report) */
+/* watch_report(): the idle-while-waiting windows up to now and the first
+ * lag past its bound (ps_watch_report) */
 static PyObject *Sim_watch_report(SimObject *self, PyObject *noargs) {
   READY(self);
   psWatchReport r;
   ps_watch_report(&self->m, &self->d, &r);
-  return Py_BuildValue("{s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "watch", self->m.watch,
+  return Py_BuildValue("{s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i,s:L,s:L,s:L,s:i,s:i}",
+                       "watch", self->m.watch,
                        "idle_wait_ns", (long long)self->m.idle_wait_ns, "starve_ns",
                        (long long)self->m.starve_ns, "total_ns",
                        (long long)r.total_ns, "longest_ns", (long long)r.longest_ns, "windows",
                        (long long)r.windows, "first_ns", (long long)r.first_ns, "first_idle_cpu",
                        r.first_idle_cpu, "first_pid", r.first_pid, "first_pid_cpu",
-                       r.first_pid_cpu);
+                       r.first_pid_cpu, "lag_at_ns", (long long)r.lag_first.at_ns, "lag_ns",
+                       (long long)r.lag_first.lag_ns, "lag_bound_ns",
+                       (long long)r.lag_first.bound_ns, "lag_pid", r.lag_first.pid, "lag_cpu",
+                       r.lag_first.cpu);
 }
 
 /* ext_exit_info(): the exit of a sched_ext scheduler (ext_exit_tuple; kind

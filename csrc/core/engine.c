@@ -43,6 +43,9 @@ const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(lat_max_ns, PS_F_I64, "largest wakeup-to-run latency, ns"),
     TASK_FIELD(wait_max_ns, PS_F_I64, "longest wait for a CPU while runnable, ns (the one in progress included)"),
     TASK_FIELD(starved_ns, PS_F_I64, "when a wait first passed the starvation threshold, ns (-1 never; sim.watch)"),
+    TASK_FIELD(lag_min_ns, PS_F_I64, "most negative lag seen while watched, ns of service (fair presets; INT64_MIN none)"),
+    TASK_FIELD(lag_max_ns, PS_F_I64, "most positive lag seen while watched, ns of service (fair presets; INT64_MIN none)"),
+    TASK_FIELD(lag_broken_ns, PS_F_I64, "when its lag was first seen past its policy's bound, ns (-1 never; sim.watch)"),
     TASK_FIELD(start_ns, PS_F_I64, "creation time, ns"),
     TASK_FIELD(exit_ns, PS_F_I64, "exit time, ns (-1 while alive)"),
 };
@@ -172,6 +175,8 @@ static void task_blank(psTask *t) {
   t->woken_ns = -1;
   t->exit_ns = -1;
   t->starved_ns = -1;
+  t->lag_min_ns = t->lag_max_ns = PS_LAG_NONE;
+  t->lag_broken_ns = -1;
   t->waiting_prev = t->waiting_next = -1;
   t->acct = PS_ACCT_NONE;
 }
@@ -200,6 +205,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   d->watch.first_ns = -1;
   d->watch.waiting_head = -1;
   d->watch.first_idle_cpu = d->watch.first_pid_cpu = -1;
+  d->watch.lag_first = d->watch.lag_last = (psLagBreak){-1, 0, 0, -1, -1};
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
   d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
   if (!d->cpu || !d->rq || grow_tasks(d, m->ncpu)) goto nomem;

@@ -255,6 +255,12 @@ typedef struct psHooks {
    * allowed range.  Default: -1, the policy has no such requests. */
   int (*control)(const psModel *m, psData *d, int op, const int64_t *args, int nargs, int64_t *out,
                  char *err, int errlen);
+
+  /* After each instant while sim.watch() is on (watch.h): the policy's own
+   * behaviour invariants, each task's lag given to ps_watch_lag (the fair
+   * policies').  It must not change the run: only the watch's records.
+   * Default: nothing. */
+  void (*watch)(const psModel *m, psData *d);
 } psHooks;
 
 struct psPolicy {

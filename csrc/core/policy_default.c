@@ -81,6 +81,8 @@ static int default_control(const psModel *m, psData *d, int op, const int64_t *a
   return -1;
 }
 
+static void default_watch(const psModel *m, psData *d) {}
+
 int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   const psHooks *h = &pol->hooks;
   const char *missing = !h->task_spawn ? "task_spawn"
@@ -111,6 +113,7 @@ int ps_hooks_resolve(const psPolicy *pol, psHooks *out, char *err, int errlen) {
   DEFAULT(check_init);
   DEFAULT(retune);
   DEFAULT(control);
+  DEFAULT(watch);
 #undef DEFAULT
   return 0;
 }

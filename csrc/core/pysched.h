@@ -132,9 +132,16 @@ typedef struct psSourceState {
 } psSourceState;
 
 /* The behaviour invariants' state (watch.h): the tasks waiting for a CPU,
- * and the windows in which a CPU idled while one that may run on it waited
+ * the windows in which a CPU idled while one that may run on it waited
  * (the open one: since_ns, its CPU and task; first_*: the first longer
- * than psModel.idle_wait_ns, -1 none). */
+ * than psModel.idle_wait_ns, -1 none), and the lags seen past their
+ * policy's bound. */
+typedef struct psLagBreak {
+  int64_t at_ns;            /* the instant a task's lag was seen past its bound, -1 none */
+  int64_t lag_ns, bound_ns; /* its lag then and the bound (+-bound_ns) */
+  int32_t pid, cpu;
+} psLagBreak;
+
 typedef struct psWatch {
   int64_t nr_waiting;
   int32_t waiting_head;     /* the tasks waiting for a CPU, linked by slot (psTask.waiting_*), -1 none */
@@ -144,6 +151,8 @@ typedef struct psWatch {
   int64_t total_ns, longest_ns, windows;
   int64_t first_ns;
   int32_t first_idle_cpu, first_pid, first_pid_cpu, unused;
+  /* the first and the latest lag past its policy's bound (ps_watch_lag) */
+  psLagBreak lag_first, lag_last;
 } psWatch;
 
 typedef struct psData {

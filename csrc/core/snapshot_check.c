@@ -53,7 +53,7 @@ int ps_snapshot_model_ok(const psModel *m, char *err, int errlen) {
        m->debug_checks) & ~1)
     BAD("a flag is neither 0 nor 1");
   if (m->fast_paths & ~PS_FAST_ALL) BAD("fast paths %d", m->fast_paths);
-  if (m->watch & ~(PS_WATCH_ON | PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE) ||
+  if (m->watch & ~PS_WATCH_ALL ||
       !time_ok(m->idle_wait_ns) || !time_ok(m->starve_ns))
     BAD("the behaviour watch (%d, %lld, %lld ns)", m->watch, (long long)m->idle_wait_ns,
         (long long)m->starve_ns);
@@ -224,6 +224,9 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
         t->lat_max_ns > t->lat_sum_ns || !span_ok(t->start_ns, now) ||
         !span_ok(t->wait_max_ns, now) || t->wait_max_ns > t->wait_ns ||
         (t->starved_ns != -1 && !span_ok(t->starved_ns, now)) ||
+        (t->lag_broken_ns != -1 && !span_ok(t->lag_broken_ns, now)) ||
+        ((t->lag_min_ns == PS_LAG_NONE) != (t->lag_max_ns == PS_LAG_NONE)) ||
+        t->lag_min_ns > t->lag_max_ns ||
         /* the accounted intervals tile its life up to since_ns (acct) */
         t->cpu_ns + t->wait_ns + t->sleep_ns != t->since_ns - t->start_ns)
       BAD("pid %d's counters", t->pid);
@@ -260,6 +263,14 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
                              w->first_pid >= d->next_pid || w->first_pid_cpu < 0 ||
                              w->first_pid_cpu >= m->ncpu)))
     BAD("the behaviour watch's windows");
+  for (int k = 0; k < 2; k++) {
+    const psLagBreak *b = k ? &w->lag_last : &w->lag_first;
+    if (b->at_ns != -1 && (!span_ok(b->at_ns, now) || b->pid < 1 || b->pid >= d->next_pid ||
+                           b->cpu < 0 || b->cpu >= m->ncpu || b->bound_ns < 0))
+      BAD("the behaviour watch's lags past their bound");
+  }
+  if ((w->lag_first.at_ns == -1) != (w->lag_last.at_ns == -1) || w->lag_first.at_ns > w->lag_last.at_ns)
+    BAD("the behaviour watch's lags past their bound");
   const psFastState *f = (const psFastState *)(const void *)d->fast;
   if (!count_ok(f->wide_scans) || !count_ok(f->ticks_batched) || !count_ok(f->ticks_deferred) ||
       !count_ok(f->skips) || !count_ok(d->evq.nsorted))

@@ -251,6 +251,8 @@ static int do_fork(const psModel *m, psData *d, int32_t ti, int prog) {
   c->nvcsw = c->nivcsw = c->nr_wakeups = c->nr_migrations = 0;
   c->lat_count = c->lat_sum_ns = c->lat_max_ns = c->wait_max_ns = 0;
   c->starved_ns = -1;
+  c->lag_min_ns = c->lag_max_ns = PS_LAG_NONE;
+  c->lag_broken_ns = -1;
   /* waiting for a CPU, on the list where ps_new_task put it */
   c->waiting_prev = fresh.waiting_prev;
   c->waiting_next = fresh.waiting_next;

@@ -24,6 +24,8 @@ enum { PS_ACCT_RUN = 0, PS_ACCT_WAIT = 1, PS_ACCT_SLEEP = 2, PS_ACCT_NONE = 3 };
 /* 104: the fair policies' sched_entity (fair_common.h) with its rq->cfs_tasks links */
 #define PS_TASK_PRIV 104
 #define PS_NAME_LEN 32
+/* psTask.lag_min_ns / lag_max_ns of a task whose lag was never measured */
+#define PS_LAG_NONE INT64_MIN
 
 typedef struct psTask {
   /* identity */
@@ -66,6 +68,12 @@ typedef struct psTask {
   int64_t wait_max_ns;        /* longest wait for a CPU while runnable (watch.h) */
   int32_t waiting_prev, waiting_next; /* psWatch's list of the tasks waiting for a CPU, -1 ends */
   int64_t starved_ns;         /* when a wait first passed psModel.starve_ns, -1 never */
+  /* its most negative and most positive lag (ns of service its policy owes
+   * it) while watched, PS_LAG_NONE until its policy measured one (watch.h,
+   * ps_watch_lag: the fair policies'), and the first instant it was past
+   * its policy's bound, -1 never */
+  int64_t lag_min_ns, lag_max_ns;
+  int64_t lag_broken_ns;
 
   /* policy-private area, laid out by the policy */
   _Alignas(8) unsigned char priv[PS_TASK_PRIV];

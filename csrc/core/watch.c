@@ -73,6 +73,15 @@ void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t
 
 void ps_watch_instant(const psModel *m, psData *d) {
   psWatch *w = &d->watch;
+  m->hooks.watch(m, d);
+  if (m->watch & PS_WATCH_ASSERT_LAG && w->lag_last.at_ns == d->now_ns) {
+    /* seen at this instant, where the policy's accounting showed it */
+    const psLagBreak *b = &w->lag_last;
+    ps_fail(d, "lag bound broken at t=%lld ns: pid %d's lag %lld ns is outside +-%lld ns (on cpu %d)",
+            (long long)b->at_ns, b->pid, (long long)b->lag_ns, (long long)b->bound_ns, b->cpu);
+    d->failed = PS_FAILED_WATCH;
+    return;
+  }
   pair p = idle_while_waiting(m, d);
   if (p.pid && !w->open) {
     w->open = 1;
@@ -151,7 +160,7 @@ int ps_watch_check(const psModel *m, const psData *d, char *err, int errlen) {
 void ps_watch_report(const psModel *m, const psData *d, psWatchReport *out) {
   const psWatch *w = &d->watch;
   *out = (psWatchReport){w->total_ns, w->longest_ns, w->windows, w->first_ns,
-                         w->first_idle_cpu, w->first_pid, w->first_pid_cpu};
+                         w->first_idle_cpu, w->first_pid, w->first_pid_cpu, w->lag_first};
   if (!w->open) return;
   int64_t len = d->now_ns - w->since_ns;
   out->total_ns += len;

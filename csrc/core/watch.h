@@ -1,11 +1,13 @@
 /* Behaviour invariants, watched as a run goes (watch.c): work conservation
  * (a CPU idle while a task that may run on it waits: Lozi et al., "The
  * Linux Scheduler: a Decade of Wasted Cores", EuroSys 2016, the first of
- * their invariants) and starvation (a runnable task's longest wait for a
- * CPU), each either counted or made an assertion that stops the run at the
- * instant it is broken.  The per-task half (psTask.wait_max_ns,
- * starved_ns) is kept by the accounting in run.c; this is the per-run
- * half and the per-instant check. */
+ * their invariants), starvation (a runnable task's longest wait for a
+ * CPU) and, for a policy that measures it (psHooks.watch: the fair
+ * policies), each task's lag against its policy's bound; each either
+ * counted or made an assertion that stops the run at the instant it is
+ * broken.  The per-task half (psTask.wait_max_ns, starved_ns) is kept by
+ * the accounting in run.c, the lags by the policy through ps_watch_lag;
+ * this is the per-run half and the per-instant check. */
 #ifndef PS_WATCH_H
 #define PS_WATCH_H
 #include "engine_internal.h"
@@ -15,6 +17,8 @@ enum {
   PS_WATCH_ON = 1,            /* count idle-while-waiting windows */
   PS_WATCH_ASSERT_IDLE = 2,   /* stop at a window longer than idle_wait_ns */
   PS_WATCH_ASSERT_STARVE = 4, /* stop at a wait longer than starve_ns */
+  PS_WATCH_ASSERT_LAG = 8,    /* stop at a lag past its policy's bound */
+  PS_WATCH_ALL = 15,
 };
 
 /* psData.failed when a watched assertion stopped the run, and what
@@ -41,13 +45,31 @@ static inline void ps_waiting_remove(psData *d, psTask *t) {
   d->watch.nr_waiting--;
 }
 
+/* Task t's lag now, lag_ns of service its policy owes it (negative: it
+ * got more than its share), measured by the policy while a watch is on
+ * (psHooks.watch, and where a task leaves its queue): kept in its extremes.
+ * bound_ns > 0 is the policy's bound, and broken, decided in the policy's
+ * own arithmetic, says the lag is past it: the first such instant is the
+ * task's lag_broken_ns, and the run's first and latest are kept
+ * (psWatch.lag_first, lag_last) for the report and stop_on. */
+static inline void ps_watch_lag(psData *d, psTask *t, int64_t lag_ns, int64_t bound_ns,
+                                int broken) {
+  if (t->lag_min_ns == PS_LAG_NONE || lag_ns < t->lag_min_ns) t->lag_min_ns = lag_ns;
+  if (t->lag_max_ns == PS_LAG_NONE || lag_ns > t->lag_max_ns) t->lag_max_ns = lag_ns;
+  if (__builtin_expect(!broken, 1)) return;
+  psLagBreak b = {d->now_ns, lag_ns, bound_ns, t->pid, t->cpu};
+  if (t->lag_broken_ns < 0) t->lag_broken_ns = d->now_ns;
+  if (d->watch.lag_first.at_ns < 0) d->watch.lag_first = b;
+  d->watch.lag_last = b;
+}
+
 /* Watch bits and thresholds from now; turned on, the list is made from the
  * task slots (in slot order: after that, most recent first). */
 void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns);
 
-/* After an instant has settled: open or close the idle-while-waiting
- * window, and under an assertion stop the run (ps_fail) at the instant it
- * is broken. */
+/* After an instant has settled: the policy's own look (psHooks.watch),
+ * open or close the idle-while-waiting window, and under an assertion stop
+ * the run (ps_fail) at the instant it is broken. */
 void ps_watch_instant(const psModel *m, psData *d);
 
 /* Under an assertion, the instant it would be broken if nothing changed
@@ -63,6 +85,7 @@ typedef struct psWatchReport {
   int64_t total_ns, longest_ns, windows;
   int64_t first_ns;               /* the first instant one was longer than idle_wait_ns, -1 none */
   int32_t first_idle_cpu, first_pid, first_pid_cpu;
+  psLagBreak lag_first;           /* the first lag seen past its bound (at_ns -1 none) */
 } psWatchReport;
 void ps_watch_report(const psModel *m, const psData *d, psWatchReport *out);
 

@@ -111,6 +111,11 @@ typedef struct fair_rq {
    * tasks queued below group entities less those entities (fair_group.c
    * keeps it; 0 without groups) */
   int32_t h_adj;
+  /* the watch's last look at this cfs_rq (fair_watch.c, unchanged): its
+   * list_seq, nr_running, load, curr and curr's vruntime then */
+  int32_t watch_curr;
+  uint64_t watch_seq, watch_load, watch_curr_v;
+  uint32_t watch_nr;
   int32_t pad;
 } fair_rq;
 
@@ -456,13 +461,19 @@ void fair_migrate(const psModel *m, psData *d, psTask *p, int dest);
 int fair_dump(const psModel *m, const psData *d, int cpu, int32_t *out, int max);
 int fair_check(const psModel *m, const psData *d, char *err, int errlen);
 extern const psColumn fair_queue_columns[3];
+/* fair_watch.c: psHooks.watch, every queued task's lag after an instant;
+ * and entity i's lag where the kernel reads it as it leaves cfs_rq q or is
+ * placed again (EEVDF's update_entity_lag, v its V then; CFS's
+ * dequeue_entity, v unused) -- both only while a watch is on */
+void fair_watch(const psModel *m, psData *d);
+void fair_watch_entity_lag(const psModel *m, psData *d, int q, int32_t i, uint64_t v);
 
 #define FAIR_HOOKS                                                                         \
   .init_rq = fair_init_rq, .task_spawn = fair_task_spawn, .task_fork = fair_task_fork,     \
   .wakeup = fair_wakeup, .deactivate = fair_deactivate,                                    \
   .pick_next = fair_pick_next, .tick = fair_tick, .yield = fair_yield,                     \
   .set_nice = fair_set_nice, .set_scheduler = fair_set_scheduler, .migrate = fair_migrate, \
-  .dump = fair_dump, .check = fair_check, .control = fair_control
+  .dump = fair_dump, .check = fair_check, .control = fair_control, .watch = fair_watch
 #define FAIR_QUEUE_COLUMNS .queue_columns = fair_queue_columns, .nqueue_columns = 3
 
 /* check_preempt_curr after p was enqueued on p->cpu: a real-time task

@@ -216,6 +216,8 @@ static void enqueue_entity(const psModel *m, psData *d, int q, int32_t i, int fl
 static int dequeue_entity(const psModel *m, psData *d, int q, int32_t i, int flags) {
   fair_rq *rq = CFSQ(m, d, q);
   update_curr(m, d, q);
+  /* a watch reads the lag it leaves with (fair_watch.c) */
+  if (m->watch) fair_watch_entity_lag(m, d, q, i, 0);
   clear_buddies(m, d, q, i);
   if (rq->curr == i)
     rq->curr_on_rq = 0;

@@ -108,7 +108,10 @@ static int64_t entity_lag(const psModel *m, uint64_t avruntime, const fair_se *s
 }
 
 static void update_entity_lag(const psModel *m, psData *d, int q, int32_t i) {
-  set_vlag(m, d, q, i, entity_lag(m, fair_avg_vruntime(m, d, q), se_of(d, i)));
+  uint64_t avruntime = fair_avg_vruntime(m, d, q);
+  /* a watch reads the lag before the clamp (fair_watch.c) */
+  if (m->watch) fair_watch_entity_lag(m, d, q, i, avruntime);
+  set_vlag(m, d, q, i, entity_lag(m, avruntime, se_of(d, i)));
 }
 
 /* place_entity: vruntime from V and the lag, then the deadline */

@@ -714,12 +714,16 @@ class Simulator:
         them): work conservation -- a CPU idle while a task that may run on
         it waits, for longer than idle_while_waiting_ms -- and starvation --
         a runnable task that waits for a CPU longer than starvation_ms
-        (None: no threshold; each task's longest wait is kept anyway).
-        stop_on: "work_conservation" and/or "starvation": a run stops at
-        the instant that one is broken, raising InvariantError that names
-        the instant, the CPUs and the task.  A run is the same whole, in
-        chunks or stepped, watched or not (stopping aside); watching costs
-        a look at the CPUs each instant a task waits, and stop_on turns
+        (None: no threshold; each task's longest wait is kept anyway) --
+        and, under the fair presets, each queued task's lag, against the
+        bound EEVDF's kernel clamps it to (CFS: reported, no bound).
+        stop_on: "work_conservation", "starvation" and/or "lag": a run
+        stops at the instant that one is broken, raising InvariantError
+        that names the instant, the CPUs and the task (for "lag", its lag
+        and the bound).  A run is the same whole, in chunks or stepped,
+        watched or not (stopping aside); watching costs a look at the CPUs
+        each instant a task waits, under a fair preset a look at the
+        queued tasks of each CPU whose queue changed, and stop_on turns
         batched and deferred ticks off and, for starvation, looks at the
         waiting tasks each instant.  See docs/guide/invariants.md."""
         _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on)
@@ -732,8 +736,10 @@ class Simulator:
     def invariants(self):
         """The behaviour invariants up to now: a pysched.results.invariants.
         Invariants (work conservation since sim.watch(), each task's
-        longest wait and first starvation, its CPU time against what its
-        policy charged, the spread of shares among tasks of equal nice)."""
+        longest wait and first starvation, its lag's extremes and first
+        break of its bound, its CPU time against what its policy charged,
+        the spread of shares among tasks of equal nice, and
+        weight_shares(): a window's shares against the weights')."""
         return _invariants.report(self)
 
     def check(self):

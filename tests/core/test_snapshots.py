@@ -427,9 +427,9 @@ def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
         Sim.restore(resealed(raw))
 
 
-@pytest.mark.parametrize("field, at, value", [("exec_start", 568, 2**63), ("sum_exec_runtime", 560, 2**62),
-                                              ("vlag", 544, -2**63), ("exec_start", 568, 1),
-                                              ("exec_start", 568, 0)])
+@pytest.mark.parametrize("field, at, value", [("exec_start", 592, 2**63), ("sum_exec_runtime", 584, 2**62),
+                                              ("vlag", 568, -2**63), ("exec_start", 592, 1),
+                                              ("exec_start", 592, 0)])
 def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, value):
     """update_curr took now - exec_start of a crafted 2^63 (found by the
     pickle mutator under UBSan); an exec_start moved back below the time the
@@ -489,8 +489,8 @@ def test_a_crafted_last_run_ahead_of_the_jiffies_is_refused():
     sim.spawn(ps.programs.interactive(2, 10), name="waker")
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 504: prio links (20 bytes), sleep_avg, last_run
-    last_run = raw.index(b"waker\0") - 12 + 504 + 24
+    # psTask: the name at 12, the policy's area at 528: prio links (20 bytes), sleep_avg, last_run
+    last_run = raw.index(b"waker\0") - 12 + 528 + 24
     assert int.from_bytes(raw[last_run:last_run + 4], "little") <= sim.jiffies, \
         "psTask's or o1_sched's layout moved: update the offsets"
     raw[last_run:last_run + 4] = (sim.jiffies + 65280).to_bytes(4, "little")
@@ -577,7 +577,7 @@ def test_a_crafted_eevdf_slice_longer_than_any_base_slice_is_refused():
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     sim.run(seconds=0.01)
     raw = bytearray(sim._core.snapshot())
-    slice_at = raw.index(b"hog\0") - 12 + 552  # psTask: the name at 12; fair_se's slice at 552
+    slice_at = raw.index(b"hog\0") - 12 + 576  # psTask: the name at 12; fair_se's slice at 576
     assert int.from_bytes(raw[slice_at:slice_at + 8], "little") == sim.task("hog").slice
     raw[slice_at:slice_at + 8] = (2**62).to_bytes(8, "little")
     with pytest.raises(ValueError, match=r"damaged: .*slice=4611686018427387904 ns is outside the "
@@ -593,8 +593,8 @@ def test_a_crafted_link_on_a_task_in_no_prio_array_is_refused():
     while sim.task("sleeper").state != "interruptible":
         sim.step()
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 504: array, run_next, run_prev, lru_next, lru_prev
-    links = raw.index(b"sleeper\0") - 12 + 504
+    # psTask: the name at 12, the policy's area at 528: array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"sleeper\0") - 12 + 528
     assert raw[links:links + 20] == bytes([0xFF] * 20), "psTask's layout moved: update the offsets"
     raw[links + 12:links + 16] = (0).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: pid 2: in no array but linked in a list"):
@@ -608,7 +608,7 @@ def test_a_crafted_back_link_of_the_lru_list_is_refused():
     sim = ps.Simulator("houston-2003", cpus=4)
     sim.spawn(ps.programs.cpu_hog(), name="hog", cpu=0)
     raw = bytearray(sim._core.snapshot())
-    links = raw.index(b"hog\0") - 12 + 504  # array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"hog\0") - 12 + 528  # array, run_next, run_prev, lru_next, lru_prev
     assert raw[links + 16:links + 20] == bytes([0xFF] * 4), "psTask's layout moved: update the offsets"
     raw[links + 16:links + 20] = (2).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: cpu 0 array .: the lru list's back link"):
@@ -622,7 +622,7 @@ def test_a_crafted_lru_link_under_a_policy_without_an_lru_list_is_refused():
     sim = ps.Simulator("linux-2.5.64")
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     raw = bytearray(sim._core.snapshot())
-    links = raw.index(b"hog\0") - 12 + 504  # array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"hog\0") - 12 + 528  # array, run_next, run_prev, lru_next, lru_prev
     assert raw[links + 12:links + 20] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
     raw[links + 12:links + 16] = bytes(4)
     with pytest.raises(ValueError, match="damaged: pid 1: linked in an lru list this policy does not keep"):
@@ -637,8 +637,8 @@ def test_a_crafted_houston_run_avg_timestamp_ahead_of_the_jiffies_is_refused():
     sim.spawn(ps.programs.interactive(2, 30), name="waker")
     sim.run(seconds=0.35)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 504: o1_sched (48 bytes), run_avg, run_avg_timestamp
-    stamp = raw.index(b"waker\0") - 12 + 504 + 52
+    # psTask: the name at 12, the policy's area at 528: o1_sched (48 bytes), run_avg, run_avg_timestamp
+    stamp = raw.index(b"waker\0") - 12 + 528 + 52
     assert 0 < int.from_bytes(raw[stamp:stamp + 4], "little") <= sim.jiffies, \
         "psTask's or h_task's layout moved: update the offsets"
     raw[stamp:stamp + 4] = (sim.jiffies + 93).to_bytes(4, "little")
@@ -836,9 +836,9 @@ def cfs_tasks_snapshot():
         sim.spawn(ps.programs.cpu_hog(), name=f"hog{k}", cpu=0, cpus_allowed=[0])
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 504: fair_se's tree links
+    # psTask: the name at 12, the policy's area at 528: fair_se's tree links
     # (16 bytes), seven u64 times, list_stamp, list_prev, list_next
-    stamp = {f"hog{k}": raw.index(f"hog{k}\0".encode()) - 12 + 504 + 72 for k in range(3)}
+    stamp = {f"hog{k}": raw.index(f"hog{k}\0".encode()) - 12 + 528 + 72 for k in range(3)}
     slot = {name: 2 + k for k, name in enumerate(stamp)}  # after the 2 idle tasks
     links = {name: (int.from_bytes(raw[o + 8:o + 12], "little", signed=True),
                     int.from_bytes(raw[o + 12:o + 16], "little", signed=True))

@@ -138,7 +138,9 @@ def busy_smp(**kwargs):
 
 def outputs(sim):
     inv = sim.invariants()
-    return (repr(inv), inv.tasks.tolist(), sim.stats().tolist())
+    # the tasks' bytes: the lag columns are NaN under a preset that is not
+    # fair, and NaN != NaN in a list
+    return (repr(inv), inv.tasks.tobytes(), sim.stats().tolist())
 
 
 def test_invariants_are_the_same_whole_in_chunks_stepped_and_without_fast_paths():

@@ -72,9 +72,12 @@ def test_every_ns_column_is_in_seconds_under_an_s_name(pd):
     frame, st = sim.stats_frame(), sim.stats()
     for f in st.dtype.names:
         if f.endswith("_ns"):
-            # exit_ns and starved_ns mark "never" with -1: NaN in the frame
-            expected = np.where(st[f] >= 0, st[f], np.nan) if f in ("exit_ns", "starved_ns") \
-                else st[f]
+            # exit_ns, starved_ns and lag_broken_ns mark "never" with -1, the
+            # lag's extremes with INT64_MIN: NaN in the frame
+            expected = (np.where(st[f] >= 0, st[f], np.nan)
+                        if f in ("exit_ns", "starved_ns", "lag_broken_ns")
+                        else np.where(st[f] == np.iinfo(np.int64).min, np.nan, st[f])
+                        if f in ("lag_min_ns", "lag_max_ns") else st[f])
             assert f not in frame and np.array_equal(np.round(frame[f[:-3] + "_s"] * 1e9),
                                                      expected, equal_nan=True), f
     cpus, raw = sim.cpu_stats_frame(), sim.cpu_stats()

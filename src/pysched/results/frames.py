@@ -107,8 +107,12 @@ def stats(sim):
             columns[f] = _nullable(pd, v, v == 0)
         elif f == "on_rq":
             columns[f] = v.astype(bool)
-        elif f in ("exit_ns", "starved_ns"):
+        elif f in ("exit_ns", "starved_ns", "lag_broken_ns"):
             columns[_seconds_column(f)] = np.where(v >= 0, _seconds(v), np.nan)
+        elif f in ("lag_min_ns", "lag_max_ns"):
+            # INT64_MIN: never measured (a preset that is not fair, or no watch)
+            columns[_seconds_column(f)] = np.where(v == np.iinfo(np.int64).min, np.nan,
+                                                   _seconds(v))
         else:
             columns[_seconds_column(f)] = _seconds(v) if f.endswith("_ns") else v
     return pd.DataFrame(columns, index=pd.Index(st["pid"], name="pid"))

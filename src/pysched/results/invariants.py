@@ -9,13 +9,20 @@ goes and ``sim.invariants()`` reports (docs/guide/invariants.md).
   progress included), and the first instant a wait passed the threshold;
 - fairness against the promise of nice: the spread of CPU share among
   tasks of equal nice;
+- fairness against the fair policies' own promise: each task's lag (the
+  service its cfs_rq owes it, w_i * (V - v_i)), its extremes while
+  watched and, under EEVDF, the first instant it was past the bound the
+  kernel clamps it to (csrc/policies/fair_watch.c says which bound and
+  why); and, over a window, each continuously runnable task's CPU share
+  against its weight's fluid share (Invariants.weight_shares);
 - accounting honesty: the CPU time a task used against what its policy
   charged it (the ticks it was found running at for the tick-sampled
   policies; CFS and EEVDF charge the nanoseconds).
 
-The first two are kept by the core (csrc/core/watch.c) and can stop a run
-at the instant they are broken (stop_on=); the last two are read from the
-tasks' counters when the report is made."""
+Work conservation, starvation and the lag are kept by the core
+(csrc/core/watch.c, the lag measured by the policy) and can stop a run at
+the instant they are broken (stop_on=); the rest is read from the tasks'
+counters when the report is made."""
 import math
 from dataclasses import dataclass, field
 
@@ -27,14 +34,26 @@ from ..policy.registry import policy_info, presets
 # the package's own: no name here is part of the public API
 __all__ = []
 
-WATCH_ON, ASSERT_IDLE, ASSERT_STARVE = 1, 2, 4  # csrc/core/watch.h, PS_WATCH_*
-CHECKS = ("work_conservation", "starvation")
+WATCH_ON, ASSERT_IDLE, ASSERT_STARVE, ASSERT_LAG = 1, 2, 4, 8  # csrc/core/watch.h, PS_WATCH_*
+CHECKS = ("work_conservation", "starvation", "lag")
+BITS = {"work_conservation": ASSERT_IDLE, "starvation": ASSERT_STARVE, "lag": ASSERT_LAG}
 NEVER_NS = 2**63 // 4 - 1  # PS_MAX_TIME_NS: no threshold
 NS_CHARGED = ("cfs", "eevdf")  # the families whose update_curr charges nanoseconds
+FAIR = ("cfs", "eevdf")  # the families whose tasks have a weight and a lag
+LAG_NONE = -2**63  # PS_LAG_NONE: a lag never measured
 
 TASK_DTYPE = np.dtype([("pid", np.int64), ("name", "U32"), ("nice", np.int64),
                        ("cpu_ns", np.int64), ("charged_ns", np.int64),
-                       ("longest_wait_ns", np.int64), ("starved_ns", np.int64)])
+                       ("longest_wait_ns", np.int64), ("starved_ns", np.int64),
+                       ("lag_min_ns", np.float64), ("lag_max_ns", np.float64),
+                       ("lag_bound_ns", np.float64), ("lag_broken_ns", np.int64),
+                       ("weight", np.int64), ("cpu", np.int64), ("wait_ns", np.int64),
+                       ("sleep_ns", np.int64), ("nr_migrations", np.int64),
+                       ("start_ns", np.int64), ("exit_ns", np.int64), ("policy", np.int64)])
+
+SHARE_DTYPE = np.dtype([("pid", np.int64), ("nice", np.int64), ("weight", np.int64),
+                        ("cpu", np.int64), ("share", np.float64), ("fluid_share", np.float64),
+                        ("error", np.float64)])
 
 
 def family(preset):
@@ -68,7 +87,11 @@ def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on):
             raise ValueError(f"watch: stop_on={what!r} is not one of {CHECKS}")
         if what == "starvation" and starvation_ms is None:
             raise ValueError("watch: stop_on='starvation' needs a starvation_ms threshold")
-        bits |= ASSERT_IDLE if what == "work_conservation" else ASSERT_STARVE
+        if what == "lag" and (sim._policy is not None or family(sim.preset) != "eevdf"):
+            raise ValueError(f"watch: stop_on='lag' needs an EEVDF preset, whose lag has a bound "
+                             f"(the 6.6 and 6.12 clamp); {sim.preset!r} has none (CFS reports "
+                             f"its lag unbounded, the others measure none)")
+        bits |= BITS[what]
     sim._core.set_watch(bits, round(idle_ms * 1e6), starve_ns)
 
 
@@ -86,12 +109,25 @@ class Invariants:
     work_conservation_broken_s: the first instant a window had lasted longer
     than the threshold (NaN: never), broken_by: (the idle CPU, the waiting
     task's pid, the CPU it waited on) then.
+    lag_broken_s: the first instant a task's lag was seen past its
+    policy's bound (NaN: never; EEVDF only), lag_broken_by: (pid, its lag
+    in ns, the bound in ns, its CPU) then.
     tasks: per task, a NumPy structured array of pid, name, nice, cpu_ns,
     charged_ns (what its policy charged it), longest_wait_ns (its longest
-    wait for a CPU while runnable) and starved_ns (the first instant a wait
-    passed starvation_ms, -1 never).
+    wait for a CPU while runnable), starved_ns (the first instant a wait
+    passed starvation_ms, -1 never); lag_min_ns and lag_max_ns (its most
+    negative and most positive lag while watched, ns of service; NaN never
+    measured, and for a preset that is not fair), lag_bound_ns (EEVDF: the
+    +-bound, max(2 x its slice, a tick); NaN under CFS, which has none),
+    lag_broken_ns (the first instant its lag was past it, -1 never); and
+    what weight_shares reads: weight (the fair presets' load weight, 0
+    for the others), cpu, wait_ns, sleep_ns, nr_migrations, start_ns,
+    exit_ns and policy.
     share_spread: per nice value held by two tasks or more, the largest
-    minus the smallest CPU share (of the run's time) among its tasks."""
+    minus the smallest CPU share (of the run's time) among its tasks.
+    now_ns: when the report was made; fair: whether the preset is one of
+    the fair ones (CFS, EEVDF) without task groups, whose weights promise
+    a fluid share."""
     watching: bool
     idle_while_waiting_ms: float
     starvation_ms: float
@@ -100,13 +136,75 @@ class Invariants:
     windows: int
     work_conservation_broken_s: float
     broken_by: tuple
+    lag_broken_s: float
+    lag_broken_by: tuple
     tasks: np.ndarray = field(repr=False)
     share_spread: dict = field(repr=False)
+    now_ns: int = field(repr=False)
+    fair: bool = field(repr=False)
 
     @property
     def starved(self):
         """The tasks whose wait passed starvation_ms (a view of tasks)."""
         return self.tasks[self.tasks["starved_ns"] >= 0]
+
+    @property
+    def lag_broken(self):
+        """The tasks whose lag was past their policy's bound (a view of tasks)."""
+        return self.tasks[self.tasks["lag_broken_ns"] >= 0]
+
+    def weight_shares(self, since=None):
+        """Each task's CPU share over the window from `since` (an earlier
+        report of the same simulator; None: from t=0) to this report,
+        against the fluid share its weight promises: w_i / sum(w) over the
+        tasks on its CPU.  A per-task structured array of pid, nice,
+        weight, cpu, share (its CPU time over the window's), fluid_share
+        and error (share - fluid_share).
+
+        The fluid share is defined only where weights alone set it: on a
+        CPU whose tasks in the window (every task there at its end, or
+        there at its start) were all alive, normal (not real-time) and
+        runnable the whole window on that CPU -- the hogs of a fair
+        preset; elsewhere, and for a preset that is not fair or has task
+        groups (the share is then the hierarchy's), fluid_share and error
+        are NaN."""
+        if since is not None and not isinstance(since, Invariants):
+            raise TypeError(f"weight_shares: since={since!r} is not an Invariants report")
+        t0 = 0 if since is None else since.now_ns
+        if t0 > self.now_ns:
+            raise ValueError(f"weight_shares: since (t={t0} ns) is later than this report "
+                             f"(t={self.now_ns} ns)")
+        t = self.tasks
+        before = {} if since is None else {int(r["pid"]): r for r in since.tasks}
+        out = np.zeros(len(t), dtype=SHARE_DTYPE)
+        for name in ("pid", "nice", "weight", "cpu"):
+            out[name] = t[name]
+        window = self.now_ns - t0
+        steady = np.zeros(len(t), dtype=bool)
+        cpu_before = t["cpu"].copy()
+        for k, row in enumerate(t):
+            b = before.get(int(row["pid"]))
+            cpu0, sleep0, mig0 = ((b["cpu_ns"], b["sleep_ns"], b["nr_migrations"]) if b is not None
+                                  else (0, 0, 0))
+            if b is not None:
+                cpu_before[k] = b["cpu"]
+            out["share"][k] = (row["cpu_ns"] - cpu0) / window if window else math.nan
+            steady[k] = (row["start_ns"] <= t0 and row["exit_ns"] < 0 and row["policy"] == 0
+                         and row["sleep_ns"] == sleep0 and row["nr_migrations"] == mig0
+                         and (b is not None or since is None))
+        out["fluid_share"] = out["error"] = math.nan
+        if not self.fair or not window:
+            return out
+        # a CPU is steady when every task there at either end of the window is
+        alive = t["exit_ns"] < 0
+        for cpu in np.unique(t["cpu"][alive]):
+            there = ((t["cpu"] == cpu) | (cpu_before == cpu)) & (alive | (t["exit_ns"] > t0))
+            if not steady[there].all():
+                continue
+            mine = there & steady
+            out["fluid_share"][mine] = t["weight"][mine] / t["weight"][mine].sum()
+        out["error"] = out["share"] - out["fluid_share"]
+        return out
 
     def __repr__(self):
         wc = ("kept" if math.isnan(self.work_conservation_broken_s) else
@@ -115,9 +213,12 @@ class Invariants:
         worst = self.tasks[np.argmax(self.tasks["longest_wait_ns"])] if len(self.tasks) else None
         wait = (f"longest wait {worst['longest_wait_ns'] / 1e6:.3f} ms (pid {worst['pid']})"
                 if worst is not None else "no task")
+        lag = ("" if math.isnan(self.lag_broken_s) else
+               f"; lag bound broken at {self.lag_broken_s:.6f} s (pid {self.lag_broken_by[0]}: "
+               f"{self.lag_broken_by[1]} ns past +-{self.lag_broken_by[2]} ns)")
         return (f"Invariants(work conservation {wc}; idle while waiting "
                 f"{self.idle_while_waiting_s:.6f} s in {self.windows} windows; {wait}; "
-                f"{len(self.starved)} starved)")
+                f"{len(self.starved)} starved{lag})")
 
     def to_frame(self):
         """tasks as a pandas DataFrame indexed by pid, times in s (NaN for
@@ -129,6 +230,9 @@ class Invariants:
             "name": t["name"], "nice": t["nice"], "cpu_s": t["cpu_ns"] / 1e9,
             "charged_s": t["charged_ns"] / 1e9, "longest_wait_s": t["longest_wait_ns"] / 1e9,
             "starved_s": np.where(t["starved_ns"] >= 0, t["starved_ns"] / 1e9, np.nan),
+            "lag_min_s": t["lag_min_ns"] / 1e9, "lag_max_s": t["lag_max_ns"] / 1e9,
+            "lag_bound_s": t["lag_bound_ns"] / 1e9,
+            "lag_broken_s": np.where(t["lag_broken_ns"] >= 0, t["lag_broken_ns"] / 1e9, np.nan),
         }, index=pd.Index(t["pid"], name="pid"))
 
 
@@ -140,9 +244,18 @@ def report(sim):
     for name in ("pid", "name", "nice", "cpu_ns", "starved_ns"):
         tasks[name] = stats[name]
     tasks["longest_wait_ns"] = stats["wait_max_ns"]
+    for name in ("cpu", "wait_ns", "sleep_ns", "nr_migrations", "start_ns", "exit_ns",
+                 "policy", "lag_broken_ns"):
+        tasks[name] = stats[name]
     own = sim._policy is not None
-    tasks["charged_ns"] = charged_ns(None if own else family(sim.preset), stats,
-                                     1_000_000_000 // sim.hz)
+    fam = None if own else family(sim.preset)
+    tick_ns = 1_000_000_000 // sim.hz
+    tasks["charged_ns"] = charged_ns(fam, stats, tick_ns)
+    for name in ("lag_min_ns", "lag_max_ns"):
+        tasks[name] = np.where(stats[name] == LAG_NONE, np.nan, stats[name])
+    tasks["lag_bound_ns"] = (np.maximum(2 * stats["slice"], tick_ns) if fam == "eevdf"
+                             else np.nan)
+    tasks["weight"] = stats["weight"] if fam in FAIR else 0
     spread = {}
     if sim.now_ns:
         for nice in np.unique(stats["nice"]):
@@ -161,4 +274,8 @@ def report(sim):
         work_conservation_broken_s=math.nan if broken < 0 else broken / 1e9,
         broken_by=None if broken < 0 else (core["first_idle_cpu"], core["first_pid"],
                                            core["first_pid_cpu"]),
-        tasks=tasks, share_spread=spread)
+        lag_broken_s=math.nan if core["lag_at_ns"] < 0 else core["lag_at_ns"] / 1e9,
+        lag_broken_by=None if core["lag_at_ns"] < 0 else (core["lag_pid"], core["lag_ns"],
+                                                          core["lag_bound_ns"], core["lag_cpu"]),
+        tasks=tasks, share_spread=spread, now_ns=sim.now_ns,
+        fair=fam in FAIR and len(sim.groups()) == 1)
