@@ -172,6 +172,25 @@ def test_task_groups_have_no_fluid_share_by_weight_but_their_tasks_have_a_lag():
     assert c["lag_max_ns"] - c["lag_min_ns"] == pytest.approx(tick_ns * 2 / 3, abs=1000)
 
 
+def test_on_six_sleepers_eevdf_keeps_its_bound_and_cfs_lags_spread_wider():
+    """The table of docs/guide/invariants.md: CFS has no bound, and its
+    lags spread past the one EEVDF keeps."""
+    spread = {}
+    for preset in ("linux-6.5-cfs", EEVDF):
+        sim = ps.Simulator(preset, cpus=2)
+        for r, s in [(5, 20), (3, 7), (20, 30), (1, 2), (8, 4), (2, 9)]:
+            sim.spawn(ps.programs.interactive(r, s))
+        sim.watch()
+        sim.run(seconds=20)
+        inv = sim.invariants()
+        spread[preset] = (inv.tasks["lag_min_ns"].min(), inv.tasks["lag_max_ns"].max(),
+                          inv.tasks["lag_bound_ns"].max(), len(inv.lag_broken))
+    lo, hi, bound, broken = spread[EEVDF]
+    assert bound == 2 * sim.task(1).slice == 3_000_000 and broken == 0 and -bound < lo < hi < bound
+    cfs_lo, cfs_hi, _, _ = spread["linux-6.5-cfs"]
+    assert cfs_lo < -bound and cfs_hi > bound
+
+
 @pytest.mark.parametrize("preset", ["linux-6.5-cfs", "linux-2.5.65"])
 def test_stop_on_lag_needs_a_preset_whose_lag_has_a_bound(preset):
     sim = ps.Simulator(preset)

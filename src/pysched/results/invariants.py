@@ -215,7 +215,7 @@ class Invariants:
                 if worst is not None else "no task")
         lag = ("" if math.isnan(self.lag_broken_s) else
                f"; lag bound broken at {self.lag_broken_s:.6f} s (pid {self.lag_broken_by[0]}: "
-               f"{self.lag_broken_by[1]} ns past +-{self.lag_broken_by[2]} ns)")
+               f"lag {self.lag_broken_by[1]} ns, bound +-{self.lag_broken_by[2]} ns)")
         return (f"Invariants(work conservation {wc}; idle while waiting "
                 f"{self.idle_while_waiting_s:.6f} s in {self.windows} windows; {wait}; "
                 f"{len(self.starved)} starved{lag})")
