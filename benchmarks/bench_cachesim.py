@@ -6,6 +6,7 @@ counters cannot be read (this project's machines are virtual: `perf stat
     python benchmarks/bench_cachesim.py                  # 1, 8 and 64 CPUs
     python benchmarks/bench_cachesim.py --cpus 1 64 --ticks 40000
     python benchmarks/bench_cachesim.py --cpus 1 8 --watch   # with sim.watch() on
+    python benchmarks/bench_cachesim.py --cpus 1 8 --preset linux-6.12-eevdf --watch
 
 Each CPU count runs (h) -- a hog and 10 interactive tasks pinned to each
 CPU -- in a child process under `valgrind --tool=callgrind` with its cache
@@ -33,10 +34,10 @@ MODEL = ["--cache-sim=yes", "--D1=32768,8,64", "--I1=32768,8,64",
          "--LL=1048576,16,64"]
 
 
-def child(cpus, ticks, watch):
+def child(cpus, ticks, watch, preset):
     sys.path.insert(0, HERE)
     import bench_ticks
-    sim = bench_ticks.pinned(cpus)()
+    sim = bench_ticks.pinned(cpus, preset=preset)()
     if watch:
         sim.watch()
     sim.run(ticks=ticks)
@@ -58,13 +59,13 @@ def totals(path):
     return dict(zip(names, values))
 
 
-def measure(cpus, ticks, watch=False):
+def measure(cpus, ticks, watch=False, preset="linux-2.5.65"):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         run = subprocess.run(
             ["valgrind", "--tool=callgrind", *MODEL, f"--callgrind-out-file={out}",
              "--toggle-collect=ps_run_until", sys.executable, os.path.abspath(__file__),
-             "--child", str(cpus), str(ticks), str(int(watch))],
+             "--child", str(cpus), str(ticks), str(int(watch)), preset],
             capture_output=True, text=True)
         if run.returncode:
             raise RuntimeError(f"valgrind on {cpus} CPUs failed:\n{run.stderr[-2000:]}")
@@ -81,10 +82,13 @@ def main(argv=None):
                          "(default 1,280,000: 20,000 jiffies on 64 CPUs)")
     ap.add_argument("--watch", action="store_true",
                     help="with the behaviour invariants watched (sim.watch())")
-    ap.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--preset", default="linux-2.5.65",
+                    help="the preset case (h) runs under (default linux-2.5.65)")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(*args.child)
+        cpus, ticks, watch, preset = args.child
+        child(int(cpus), int(ticks), int(watch), preset)
         return
     bad = [c for c in args.cpus if not 1 <= c <= 64]
     if bad:
@@ -93,11 +97,11 @@ def main(argv=None):
         ap.error(f"--ticks {args.ticks}: at least 64, so that each CPU count runs a tick")
     if not shutil.which("valgrind"):
         ap.error("valgrind is not installed (Debian: apt-get install valgrind)")
-    print("case (h), per context switch, inside ps_run_until (valgrind's cache model)"
-          + (", watched" if args.watch else ""))
+    print(f"case (h) under {args.preset}, per context switch, inside ps_run_until (valgrind's "
+          f"cache model)" + (", watched" if args.watch else ""))
     print(f"{'CPUs':>4} {'switches':>9} {'instr':>7} {'L1d rd':>7} {'L1d wr':>7} {'LL':>6}")
     for cpus in args.cpus:
-        switches, t = measure(cpus, args.ticks // cpus, args.watch)
+        switches, t = measure(cpus, args.ticks // cpus, args.watch, args.preset)
         per = {k: v / switches for k, v in t.items()}
         few = "   few switches: the first touch of every line weighs in" if switches < 10_000 else ""
         print(f"{cpus:4} {switches:9,} {per['Ir']:7.0f} {per['D1mr']:7.2f} {per['D1mw']:7.2f} "

@@ -103,13 +103,13 @@ def case_e():
     return mixed(48, 16, cpus=8)
 
 
-def pinned(cpus, hogs=None, busy=None):
+def pinned(cpus, hogs=None, busy=None, preset=PRESET):
     """(h): a hog and 10 interactive tasks pinned to each CPU; (i): with
     `hogs` given, that many hogs and 10 interactive tasks per hog, pinned
     round robin over the CPUs; (j): with `busy` given, the interactive
     tasks of the first `busy` hogs only."""
     def build():
-        sim = ps.Simulator(PRESET, cpus=cpus, latencies=False)
+        sim = ps.Simulator(preset, cpus=cpus, latencies=False)
         for h in range(cpus if hogs is None else hogs):
             c = h % cpus
             sim.spawn(ps.programs.cpu_hog(), name=f"hog{h}", cpu=c, cpus_allowed=[c])

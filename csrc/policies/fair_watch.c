@@ -117,7 +117,8 @@ static void lag_of(const psModel *m, psData *d, int32_t i, uint64_t v) {
 void fair_watch_entity_lag(const psModel *m, psData *d, int q, int32_t i, uint64_t v) {
   if (fair_is_group(i)) return;
   if (!eevdf(m)) {
-    cpu_v c = {.have = 0};
+    cpu_v c;
+    c.have = 0;
     v = v_of(m, d, fair_q_cpu(q), fair_q_group(q), &c);
   }
   lag_of(m, d, i, v);
@@ -126,13 +127,14 @@ void fair_watch_entity_lag(const psModel *m, psData *d, int q, int32_t i, uint64
 /* Whether cpu's cfs_rq is as it was at the last look, so that no queued
  * task's lag has moved: the same entities (list_seq stamps every enqueue
  * and pick, nr_running and load every dequeue), the same curr at the same
- * vruntime.  Without task groups only (a group's cfs_rq moves below the
- * root's). */
+ * vruntime -- or, alone on it, at any vruntime: a lone entity is V, its
+ * lag 0 (the common tick of a busy CPU).  Without task groups only (a
+ * group's cfs_rq moves below the root's). */
 static int unchanged(fair_rq *rq, const psData *d) {
   uint64_t curr_v = rq->curr >= 0 ? SEc(&d->task[rq->curr])->vruntime : 0;
   int same = rq->watch_seq == rq->list_seq && rq->watch_nr == rq->nr_running &&
              rq->watch_load == rq->load && rq->watch_curr == rq->curr &&
-             rq->watch_curr_v == curr_v;
+             (rq->watch_curr_v == curr_v || rq->nr_running == 1);
   rq->watch_seq = rq->list_seq;
   rq->watch_nr = rq->nr_running;
   rq->watch_load = rq->load;
@@ -146,7 +148,8 @@ void fair_watch(const psModel *m, psData *d) {
   for (int cpu = 0; cpu < m->ncpu; cpu++) {
     fair_rq *rq = FRQ(m, d, cpu);
     if (rq->cfs_head < 0 || (!groups && unchanged(rq, d))) continue;
-    cpu_v c = {.have = 0};
+    cpu_v c;
+    c.have = 0;  /* the V's are filled as they are needed */
     for (int32_t i = rq->cfs_head; i >= 0; i = SE(&d->task[i])->list_next)
       lag_of(m, d, i, v_of(m, d, cpu, SE(&d->task[i])->node.group, &c));
   }
