@@ -98,6 +98,27 @@ def test_the_kernel_loses_the_lag_past_the_clamp_when_the_task_leaves():
     assert sim.task(short).vlag == ps.formula(EEVDF, "lag_limit", sim.task(short).slice, 0)
 
 
+def test_6_6s_own_slice_breaks_its_clamp_when_a_request_ends_between_ticks():
+    """Without custom slices too: at HZ=1000 on 1 CPU the 0.75 ms base slice
+    is shorter than the tick, and without HRTICK a request ends only at a
+    tick.  A nice-19 hog picked as a 0.3 ms sleeper blocks, 0.3 ms past a
+    tick, has run 0.7 ms of its 0.75 ms at the next tick and runs to the
+    one after: 1.7 ms, of which its weight's share (15 of 89,800) is
+    nothing -- past max(2 x 0.75 ms, 1 ms), the "plus a tick" the 2025
+    clamp adds."""
+    sim = ps.Simulator("linux-6.6-eevdf")
+    sim.spawn(HOG(), nice=-20)
+    light = sim.spawn(HOG(), nice=19)
+    sim.spawn(ps.Program().loop().run(us=300).sleep(us=1700).end())
+    sim.watch()
+    sim.run(seconds=5)
+    t = row(sim.invariants(), light)
+    tick_ns = 1e9 / sim.hz
+    assert t["lag_bound_ns"] == 1_500_000 < 2 * sim.task(light).slice + 1
+    assert t["lag_min_ns"] == pytest.approx(-(2 * tick_ns - 300_000), abs=1000)
+    assert t["lag_broken_ns"] > 0
+
+
 def test_stop_on_lag_stops_the_run_at_the_instant_the_bound_is_broken():
     sim, long, short = long_and_short_slices()
     sim.watch(stop_on="lag")
