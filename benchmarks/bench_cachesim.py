@@ -6,7 +6,7 @@ counters cannot be read (this project's machines are virtual: `perf stat
     python benchmarks/bench_cachesim.py                  # 1, 8 and 64 CPUs
     python benchmarks/bench_cachesim.py --cpus 1 64 --ticks 40000
     python benchmarks/bench_cachesim.py --cpus 1 8 --watch   # with sim.watch() on
-    python benchmarks/bench_cachesim.py --cpus 1 8 --preset linux-6.12-eevdf --watch
+    python benchmarks/bench_cachesim.py --cpus 1 8 --preset linux-6.12-eevdf --watch [--lag]
 
 Each CPU count runs (h) -- a hog and 10 interactive tasks pinned to each
 CPU -- in a child process under `valgrind --tool=callgrind` with its cache
@@ -39,7 +39,7 @@ def child(cpus, ticks, watch, preset):
     import bench_ticks
     sim = bench_ticks.pinned(cpus, preset=preset)()
     if watch:
-        sim.watch()
+        sim.watch(lag=watch == 2)
     sim.run(ticks=ticks)
     st = sim.stats()
     print(int(st["nvcsw"].sum() + st["nivcsw"].sum()))
@@ -82,10 +82,13 @@ def main(argv=None):
                          "(default 1,280,000: 20,000 jiffies on 64 CPUs)")
     ap.add_argument("--watch", action="store_true",
                     help="with the behaviour invariants watched (sim.watch())")
+    ap.add_argument("--lag", action="store_true",
+                    help="and the fair presets' lags (sim.watch(lag=True)); implies --watch")
     ap.add_argument("--preset", default="linux-2.5.65",
                     help="the preset case (h) runs under (default linux-2.5.65)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.watch = 2 if args.lag else int(args.watch)
     if args.child:
         cpus, ticks, watch, preset = args.child
         child(int(cpus), int(ticks), int(watch), preset)

@@ -73,7 +73,7 @@ void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t
 
 void ps_watch_instant(const psModel *m, psData *d) {
   psWatch *w = &d->watch;
-  m->hooks.watch(m, d);
+  if (m->watch & PS_WATCH_LAG) m->hooks.watch(m, d);
   if (m->watch & PS_WATCH_ASSERT_LAG && w->lag_last.at_ns == d->now_ns) {
     /* seen at this instant, where the policy's accounting showed it */
     const psLagBreak *b = &w->lag_last;

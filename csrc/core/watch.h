@@ -18,7 +18,8 @@ enum {
   PS_WATCH_ASSERT_IDLE = 2,   /* stop at a window longer than idle_wait_ns */
   PS_WATCH_ASSERT_STARVE = 4, /* stop at a wait longer than starve_ns */
   PS_WATCH_ASSERT_LAG = 8,    /* stop at a lag past its policy's bound */
-  PS_WATCH_ALL = 15,
+  PS_WATCH_LAG = 16,          /* measure the lags (psHooks.watch) */
+  PS_WATCH_ALL = 31,
 };
 
 /* psData.failed when a watched assertion stopped the run, and what

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "fair_common.h"
+#include "watch.h"
 
 #define CFS_PARAMS(X)                                                                             \
   X(sched_latency_ns, 0, 0, 1000000000, 0, "ns",                                                  \
@@ -217,7 +218,7 @@ static int dequeue_entity(const psModel *m, psData *d, int q, int32_t i, int fla
   fair_rq *rq = CFSQ(m, d, q);
   update_curr(m, d, q);
   /* a watch reads the lag it leaves with (fair_watch.c) */
-  if (m->watch) fair_watch_entity_lag(m, d, q, i, 0);
+  if (m->watch & PS_WATCH_LAG) fair_watch_entity_lag(m, d, q, i, 0);
   clear_buddies(m, d, q, i);
   if (rq->curr == i)
     rq->curr_on_rq = 0;

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "fair_common.h"
+#include "watch.h"
 
 #define EEVDF_PARAMS(X)                                                                           \
   X(sched_base_slice_ns, 0, 0, 1000000000, 0, "ns",                                               \
@@ -110,7 +111,7 @@ static int64_t entity_lag(const psModel *m, uint64_t avruntime, const fair_se *s
 static void update_entity_lag(const psModel *m, psData *d, int q, int32_t i) {
   uint64_t avruntime = fair_avg_vruntime(m, d, q);
   /* a watch reads the lag before the clamp (fair_watch.c) */
-  if (m->watch) fair_watch_entity_lag(m, d, q, i, avruntime);
+  if (m->watch & PS_WATCH_LAG) fair_watch_entity_lag(m, d, q, i, avruntime);
   set_vlag(m, d, q, i, entity_lag(m, avruntime, se_of(d, i)));
 }
 

@@ -709,24 +709,25 @@ class Simulator:
         tasks), starving_expiries, dropped trace records."""
         return self._core.counters()
 
-    def watch(self, idle_while_waiting_ms=0, starvation_ms=None, *, stop_on=()):
+    def watch(self, idle_while_waiting_ms=0, starvation_ms=None, *, stop_on=(), lag=False):
         """Watch the behaviour invariants from now (sim.invariants() reports
         them): work conservation -- a CPU idle while a task that may run on
         it waits, for longer than idle_while_waiting_ms -- and starvation --
         a runnable task that waits for a CPU longer than starvation_ms
         (None: no threshold; each task's longest wait is kept anyway) --
-        and, under the fair presets, each queued task's lag, against the
-        bound EEVDF's kernel clamps it to (CFS: reported, no bound).
+        and with lag=True (or stop_on "lag"), under the fair presets, each
+        queued task's lag, against the bound EEVDF's kernel clamps it to
+        (CFS: reported, no bound).
         stop_on: "work_conservation", "starvation" and/or "lag": a run
         stops at the instant that one is broken, raising InvariantError
         that names the instant, the CPUs and the task (for "lag", its lag
         and the bound).  A run is the same whole, in chunks or stepped,
         watched or not (stopping aside); watching costs a look at the CPUs
-        each instant a task waits, under a fair preset a look at the
-        queued tasks of each CPU whose queue changed, and stop_on turns
+        each instant a task waits, the lag under a fair preset a look at
+        the queued tasks of each CPU whose queue changed, and stop_on turns
         batched and deferred ticks off and, for starvation, looks at the
         waiting tasks each instant.  See docs/guide/invariants.md."""
-        _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on)
+        _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on, lag)
 
     def unwatch(self):
         """Stop watching the behaviour invariants (what was counted stays;

@@ -24,7 +24,7 @@ def row(inv, pid):
 def two_hogs(preset=EEVDF):
     sim = ps.Simulator(preset)
     pids = sim.spawn(HOG(), nice=0), sim.spawn(HOG(), nice=5)
-    sim.watch()
+    sim.watch(lag=True)
     return sim, pids
 
 
@@ -66,7 +66,7 @@ def long_and_short_slices():
 
 def test_a_long_custom_slice_beside_the_base_slice_breaks_the_short_tasks_bound():
     sim, long, short = long_and_short_slices()
-    sim.watch()
+    sim.watch(lag=True)
     sim.run(seconds=1)
     inv = sim.invariants()
     s, lng = row(inv, short), row(inv, long)
@@ -90,7 +90,7 @@ def test_the_kernel_loses_the_lag_past_the_clamp_when_the_task_leaves():
     sim = ps.Simulator(EEVDF)
     sim.spawn(HOG(), init={"slice": 100_000_000}, name="long")
     short = sim.spawn(ps.Program().run(ms=1).sleep(ms=30).loop().run(ms=1).end(), name="short")
-    sim.watch()
+    sim.watch(lag=True)
     sim.run(seconds=0.5)
     t = row(sim.invariants(), short)
     assert t["lag_max_ns"] > 2 * t["lag_bound_ns"]
@@ -110,7 +110,7 @@ def test_6_6s_own_slice_breaks_its_clamp_when_a_request_ends_between_ticks():
     sim.spawn(HOG(), nice=-20)
     light = sim.spawn(HOG(), nice=19)
     sim.spawn(ps.Program().loop().run(us=300).sleep(us=1700).end())
-    sim.watch()
+    sim.watch(lag=True)
     sim.run(seconds=5)
     t = row(sim.invariants(), light)
     tick_ns = 1e9 / sim.hz
@@ -129,7 +129,7 @@ def test_stop_on_lag_stops_the_run_at_the_instant_the_bound_is_broken():
     # stopped at that instant, the first the kernel's accounting showed it
     assert sim.now_ns == row(inv, short)["lag_broken_ns"] == round(inv.lag_broken_s * 1e9) > 0
     # and it goes on when asked
-    sim.watch()
+    sim.watch(lag=True)
     sim.run(seconds=0.1)
     assert sim.now_ns > row(inv, short)["lag_broken_ns"]
 
@@ -201,7 +201,7 @@ def test_on_six_sleepers_eevdf_keeps_its_bound_and_cfs_lags_spread_wider():
         sim = ps.Simulator(preset, cpus=2)
         for r, s in [(5, 20), (3, 7), (20, 30), (1, 2), (8, 4), (2, 9)]:
             sim.spawn(ps.programs.interactive(r, s))
-        sim.watch()
+        sim.watch(lag=True)
         sim.run(seconds=20)
         inv = sim.invariants()
         spread[preset] = (inv.tasks["lag_min_ns"].min(), inv.tasks["lag_max_ns"].max(),
@@ -239,7 +239,7 @@ def busy_fair(**kwargs):
     for r, s in [(5, 20), (3, 7), (20, 30), (1, 2)]:
         sim.spawn(ps.programs.interactive(r, s), cpu=0)
     sim.spawn(ps.Program().loop().run(ms=2).fork(ps.Program().run(ms=1).exit()).sleep(ms=3).end())
-    sim.watch()
+    sim.watch(lag=True)
     return sim
 
 
@@ -287,7 +287,7 @@ def test_watching_the_lag_changes_nothing_in_the_run_and_its_state_checks_hold()
 def test_the_lags_in_a_frame():
     pytest.importorskip("pandas")
     sim, long, short = long_and_short_slices()
-    sim.watch()
+    sim.watch(lag=True)
     sim.run(seconds=0.5)
     frame = sim.invariants().to_frame()
     assert frame.loc[short, "lag_bound_s"] == pytest.approx(0.0015)
@@ -295,3 +295,22 @@ def test_the_lags_in_a_frame():
     assert np.isnan(frame.loc[long, "lag_broken_s"])
     stats = sim.stats_frame()
     assert stats.loc[short, "lag_max_s"] == frame.loc[short, "lag_max_s"]
+
+
+def test_the_lag_is_measured_only_when_asked_for():
+    # sim.watch() alone keeps its cost to the CPUs' look; lag=True (or
+    # stop_on="lag") adds the lags
+    plain = ps.Simulator(EEVDF)
+    plain.spawn(HOG(), nice=0)
+    plain.spawn(HOG(), nice=5)
+    lagged = plain.copy()
+    plain.watch()
+    lagged.watch(lag=True)
+    for sim in (plain, lagged):
+        sim.run(seconds=1)
+    assert np.isnan(plain.invariants().tasks["lag_max_ns"]).all()
+    assert (lagged.invariants().tasks["lag_max_ns"] > 0).all()
+    a, b = plain.stats(), lagged.stats()
+    assert all(np.array_equal(a[n], b[n]) for n in a.dtype.names if not n.startswith("lag_"))
+    with pytest.raises(TypeError, match="lag"):
+        plain.watch(lag="yes")

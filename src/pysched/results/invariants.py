@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_number
+from .._checks import check_bool, check_number
 from ..policy.registry import policy_info, presets
 
 # the package's own: no name here is part of the public API
 __all__ = []
 
-WATCH_ON, ASSERT_IDLE, ASSERT_STARVE, ASSERT_LAG = 1, 2, 4, 8  # csrc/core/watch.h, PS_WATCH_*
+WATCH_ON, ASSERT_IDLE, ASSERT_STARVE, ASSERT_LAG, LAG = 1, 2, 4, 8, 16  # watch.h, PS_WATCH_*
 CHECKS = ("work_conservation", "starvation", "lag")
 BITS = {"work_conservation": ASSERT_IDLE, "starvation": ASSERT_STARVE, "lag": ASSERT_LAG}
 NEVER_NS = 2**63 // 4 - 1  # PS_MAX_TIME_NS: no threshold
@@ -72,7 +72,7 @@ def charged_ns(family, stats, tick_ns):
     return stats["cpu_ticks"].astype(np.int64) * tick_ns
 
 
-def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on):
+def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on, lag=False):
     """The core's watch bits and thresholds for sim.watch's arguments."""
     idle_ms = check_number("idle_while_waiting_ms", idle_while_waiting_ms, 0, NEVER_NS / 1e6)
     if starvation_ms is None:
@@ -81,7 +81,7 @@ def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on):
         starve_ns = round(check_number("starvation_ms", starvation_ms, 0, NEVER_NS / 1e6) * 1e6)
     if isinstance(stop_on, str):
         stop_on = (stop_on,)
-    bits = WATCH_ON
+    bits = WATCH_ON | (LAG if check_bool("lag", lag) else 0)
     for what in stop_on:
         if what not in CHECKS:
             raise ValueError(f"watch: stop_on={what!r} is not one of {CHECKS}")
@@ -91,7 +91,7 @@ def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on):
             raise ValueError(f"watch: stop_on='lag' needs an EEVDF preset, whose lag has a bound "
                              f"(the 6.6 and 6.12 clamp); {sim.preset!r} has none (CFS reports "
                              f"its lag unbounded, the others measure none)")
-        bits |= BITS[what]
+        bits |= BITS[what] | (LAG if what == "lag" else 0)
     sim._core.set_watch(bits, round(idle_ms * 1e6), starve_ns)
 
 
