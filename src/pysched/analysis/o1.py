@@ -46,7 +46,6 @@ hogs * timeslice ticks, s of which have passed when it wakes.  That wait
 is an approximation (it leaves out the task's own slice running out), the
 one part of this analysis that is.
 """
-import math
 from dataclasses import dataclass
 
 from .._checks import check_int, check_number
@@ -135,6 +134,26 @@ class O1SteadyState(Result):
     SHOWN_FIELDS = ("sleep_avg_low", "sleep_avg_high", "prio_at_wakeup", "reach_s")
 
 
+def _setup(who, preset, params, hz):
+    """What an analysis of the O(1) family starts from: the preset checked,
+    hz, the parameters checked, their table with the defaults, and f(name,
+    *args), a formula of the preset at those.  who: the prefix of the
+    errors' messages (the function the user called), "" for none."""
+    if preset not in O1_PRESETS:
+        raise ValueError(f"{who}preset={preset!r} is not an O(1) preset: one of "
+                         f"{', '.join(O1_PRESETS)}")
+    if hz is None:
+        hz = policy_info(preset)["hz"]
+    hz = check_int(f"{who}hz", hz, 1, 100_000)
+    params = check_params(preset, params, hz)
+    table = {p.name: p.default for p in preset_params(preset, hz)}
+    table.update(params)
+
+    def f(name, *args):
+        return formula(preset, name, *args, params=params, hz=hz)
+    return hz, table, f
+
+
 def _ms(name, v, lo):
     return check_number(name, v, lo, 1e7)
 
@@ -147,8 +166,6 @@ def o1_steady_state(run_ms, sleep_ms, *, preset="linux-2.5.65", nice=0, hogs=2, 
     (linux-2.5.64, -bk4 or 2.5.65) with `params` and `hz`, and the time
     to reach it: within tol * MAX_SLEEP_AVG of its range.  See the
     module's doc and O1SteadyState."""
-    if preset not in O1_PRESETS:
-        raise ValueError(f"preset={preset!r} is not an O(1) preset: one of {', '.join(O1_PRESETS)}")
     run_ms = _ms("run_ms", run_ms, 0)
     sleep_ms = _ms("sleep_ms", sleep_ms, 0)
     if run_ms + sleep_ms <= 0:
@@ -157,16 +174,7 @@ def o1_steady_state(run_ms, sleep_ms, *, preset="linux-2.5.65", nice=0, hogs=2, 
     hogs = check_int("hogs", hogs, 0, 10_000)
     hog_nice = check_int("hog_nice", hog_nice, -20, 19)
     tol = check_number("tol", tol, 0, 1)
-    if hz is None:
-        hz = policy_info(preset)["hz"]
-    hz = check_int("hz", hz, 1, 100_000)
-    params = check_params(preset, params, hz)
-    table = {p.name: p.default for p in preset_params(preset, hz)}
-    table.update(params)
-
-    def f(name, *args):
-        return formula(preset, name, *args, params=params, hz=hz)
-
+    hz, table, f = _setup("", preset, params, hz)
     max_avg = table["max_sleep_avg"]
     static, hog_static = NICE_0 + nice, NICE_0 + hog_nice
     # r and s in ticks, exactly: ns over the tick's ns, as integers
@@ -185,7 +193,6 @@ def o1_steady_state(run_ms, sleep_ms, *, preset="linux-2.5.65", nice=0, hogs=2, 
 
     prio = f("effective_prio", static, high)
     hog_prio = f("effective_prio", hog_static, 0)
-    timeslice = f("task_timeslice", static)
     # a slice that runs out mid-run recomputes prio from the sleep_avg then;
     # the slice carries over from cycle to cycle, so its end falls on every
     # tick of the run in turn, the last (sleep_avg at its low) among them

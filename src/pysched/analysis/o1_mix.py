@@ -64,8 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import check_int, check_number
-from ..policy.registry import check_params, formula, policy_info, preset_params
-from .o1 import MAX_CYCLES, NICE_0, O1_PRESETS
+from .o1 import MAX_CYCLES, NICE_0, _setup
 from .result import Result
 
 ROUNDS = 8      # fixed-point rounds of the phases and shares
@@ -202,9 +201,6 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
     range, bonus, prio, interactivity, CPU share and the time to reach it
     (within tol * MAX_SLEEP_AVG).  The tasks sleep on timers.  See the
     module's doc and O1Mixture."""
-    if preset not in O1_PRESETS:
-        raise ValueError(f"o1_mixture: preset={preset!r} is not an O(1) preset: one of "
-                         f"{', '.join(O1_PRESETS)}")
     if isinstance(tasks, (str, bytes, dict)) or not hasattr(tasks, "__len__"):
         raise ValueError(f"o1_mixture: tasks={tasks!r} must be a list of "
                          "(run_ms, sleep_ms[, nice])")
@@ -214,16 +210,7 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
     hogs = check_int("o1_mixture: hogs", hogs, 0, 10_000)
     hog_nice = check_int("o1_mixture: hog_nice", hog_nice, -20, 19)
     tol = check_number("o1_mixture: tol", tol, 0, 1)
-    if hz is None:
-        hz = policy_info(preset)["hz"]
-    hz = check_int("o1_mixture: hz", hz, 1, 100_000)
-    params = check_params(preset, params, hz)
-    table = {p.name: p.default for p in preset_params(preset, hz)}
-    table.update(params)
-
-    def f(name, *args):
-        return formula(preset, name, *args, params=params, hz=hz)
-
+    hz, table, f = _setup("o1_mixture: ", preset, params, hz)
     max_avg, minus_one = table["max_sleep_avg"], bool(table["sleep_credit_minus_one"])
     tick = 10**9 // hz
     hog_static = NICE_0 + hog_nice

@@ -319,29 +319,37 @@ SCX_OPS_DEFINE(g_ops, .enqueue = (void *)g_enqueue, .name = "globals");
 """
 
 
-def test_plain_globals_are_each_simulators_own(tmp_path):
-    build(tmp_path, GLOBALS, "globals")
-
+def globals_of_each_simulator(preset, branch):
+    """The exit of `preset` alone on two hogs, which ends it at its 40th
+    enqueue; two simulators stepped in turn and a branch of one taken
+    half-way (by `branch`) end the same way: the scheduler's globals are
+    each simulator's own."""
     def sim():
-        s = ps.Simulator("globals", cpus=1)
+        s = ps.Simulator(preset, cpus=1)
         for i in range(2):
             s.spawn(ps.programs.cpu_hog(), name=f"h{i}")
         return s
     alone = sim()
     alone.run(seconds=1)
     info = alone.ext_exit_info
-    assert info.kind == ext.SCX_EXIT_ERROR_BPF
-    assert "enqueue 40 with slice 10000000" in info.msg   # initialised, 10 ms slices
     a, b = sim(), sim()
     for _ in range(5):
         a.run(seconds=0.05)
         b.run(seconds=0.05)
     assert a.ext_exit_info.kind == ext.SCX_EXIT_NONE   # 0.25 s: before the 40th
-    twin = copy.deepcopy(a)
+    twin = branch(a)
     for _ in range(15):
         for s in (a, b, twin):
             s.run(seconds=0.05)
     assert a.ext_exit_info == b.ext_exit_info == twin.ext_exit_info == info
+    return info
+
+
+def test_plain_globals_are_each_simulators_own(tmp_path):
+    build(tmp_path, GLOBALS, "globals")
+    info = globals_of_each_simulator("globals", copy.deepcopy)
+    assert info.kind == ext.SCX_EXIT_ERROR_BPF
+    assert "enqueue 40 with slice 10000000" in info.msg   # initialised, 10 ms slices
 
 
 AGGREGATES = r"""
@@ -384,28 +392,10 @@ SCX_OPS_DEFINE(agg_ops, .enqueue = (void *)agg_enqueue, .name = "aggregates");
 
 def test_arrays_structs_and_several_scalars_a_line_are_each_simulators_own(tmp_path):
     build(tmp_path, AGGREGATES, "aggregates")
-
-    def sim():
-        s = ps.Simulator("aggregates", cpus=1)
-        for i in range(2):
-            s.spawn(ps.programs.cpu_hog(), name=f"h{i}")
-        return s
-    alone = sim()
-    alone.run(seconds=1)
-    info = alone.ext_exit_info
+    info = globals_of_each_simulator("aggregates", lambda s: pickle.loads(pickle.dumps(s)))
     assert info.kind == ext.SCX_EXIT_ERROR_BPF
     # initialised from the file, counted by this simulator alone
     assert "a=40 b=42 pid1=20 seen=11 ctr=40 size=512" in info.msg, info.msg
-    a, b = sim(), sim()
-    for _ in range(5):
-        a.run(seconds=0.05)
-        b.run(seconds=0.05)
-    assert a.ext_exit_info.kind == ext.SCX_EXIT_NONE
-    twin = pickle.loads(pickle.dumps(a))
-    for _ in range(15):
-        for s in (a, b, twin):
-            s.run(seconds=0.05)
-    assert a.ext_exit_info == b.ext_exit_info == twin.ext_exit_info == info
 
 
 def test_a_file_scope_pointer_is_a_build_error_at_its_line(tmp_path):
