@@ -208,19 +208,20 @@ static PyObject *Sim_set_fast_paths(SimObject *self, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* set_watch(bits, idle_wait_ns, starve_ns): the behaviour invariants
- * watched from now (watch.h); checked and explained by Simulator.watch */
+/* set_watch(bits, idle_wait_ns, starve_ns, uncharged_ns): the behaviour
+ * invariants watched from now (ps_watch_set) */
 static PyObject *Sim_set_watch(SimObject *self, PyObject *args) {
   READY_TO_CHANGE(self);
   int bits;
-  long long idle_wait, starve;
-  if (!PyArg_ParseTuple(args, "iLL", &bits, &idle_wait, &starve)) return NULL;
+  long long idle_wait, starve, uncharged;
+  if (!PyArg_ParseTuple(args, "iLLL", &bits, &idle_wait, &starve, &uncharged)) return NULL;
   if (bits & ~PS_WATCH_ALL)
     return PyErr_Format(PyExc_ValueError, "watch bits %d are outside 0..%d", bits, PS_WATCH_ALL);
-  if (idle_wait < 0 || idle_wait > PS_MAX_TIME_NS || starve < 0 || starve > PS_MAX_TIME_NS)
-    return PyErr_Format(PyExc_ValueError, "watch thresholds %lld and %lld ns are outside 0..%lld",
-                        idle_wait, starve, (long long)PS_MAX_TIME_NS);
-  ps_watch_set(&self->m, &self->d, bits, idle_wait, starve);
+  if (idle_wait < 0 || idle_wait > PS_MAX_TIME_NS || starve < 0 || starve > PS_MAX_TIME_NS ||
+      uncharged < 0 || uncharged > PS_MAX_TIME_NS)
+    return PyErr_Format(PyExc_ValueError, "watch thresholds %lld, %lld and %lld ns are outside "
+                        "0..%lld", idle_wait, starve, uncharged, (long long)PS_MAX_TIME_NS);
+  ps_watch_set(&self->m, &self->d, bits, idle_wait, starve, uncharged);
   Py_RETURN_NONE;
 }
 
@@ -230,7 +231,8 @@ static PyObject *Sim_watch_report(SimObject *self, PyObject *noargs) {
   READY(self);
   psWatchReport r;
   ps_watch_report(&self->m, &self->d, &r);
-  return Py_BuildValue("{s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i,s:L,s:L,s:L,s:i,s:i}",
+  return Py_BuildValue("{s:i,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i,s:L,s:L,s:L,s:i,s:i,"
+                       "s:L,s:L,s:L,s:L,s:i}",
                        "watch", self->m.watch,
                        "idle_wait_ns", (long long)self->m.idle_wait_ns, "starve_ns",
                        (long long)self->m.starve_ns, "total_ns",
@@ -240,7 +242,10 @@ static PyObject *Sim_watch_report(SimObject *self, PyObject *noargs) {
                        r.first_pid_cpu, "lag_at_ns", (long long)r.lag_first.at_ns, "lag_ns",
                        (long long)r.lag_first.lag_ns, "lag_bound_ns",
                        (long long)r.lag_first.bound_ns, "lag_pid", r.lag_first.pid, "lag_cpu",
-                       r.lag_first.cpu);
+                       r.lag_first.cpu, "uncharged_ns", (long long)self->m.uncharged_ns,
+                       "uncharged_at_ns", (long long)r.uncharged.at_ns, "uncharged_cpu_ns",
+                       (long long)r.uncharged.cpu_ns, "uncharged_charged_ns",
+                       (long long)r.uncharged.charged_ns, "uncharged_pid", r.uncharged.pid);
 }
 
 /* ext_exit_info(): the exit of a sched_ext scheduler (ext_exit_tuple; kind
@@ -653,7 +658,8 @@ static PyMethodDef Sim_methods[] = {
     {"set_fast_paths", (PyCFunction)Sim_set_fast_paths, METH_O,
      "set_fast_paths(mask): the fast paths in force, before anything runs"},
     {"set_watch", (PyCFunction)Sim_set_watch, METH_VARARGS,
-     "set_watch(bits, idle_wait_ns, starve_ns): the behaviour invariants watched from now"},
+     "set_watch(bits, idle_wait_ns, starve_ns, uncharged_ns): the behaviour invariants watched "
+     "from now"},
     {"watch_report", (PyCFunction)Sim_watch_report, METH_NOARGS,
      "watch_report(): the idle-while-waiting windows up to now"},
     {"ext_strict", (PyCFunction)Sim_ext_strict, METH_O, "ext_strict(timeout_ms): ps_ext_strict"},

@@ -206,6 +206,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   d->watch.waiting_head = -1;
   d->watch.first_idle_cpu = d->watch.first_pid_cpu = -1;
   d->watch.lag_first = d->watch.lag_last = (psLagBreak){-1, 0, 0, -1, -1};
+  d->watch.uncharged = (psChargeBreak){-1, 0, 0, -1, -1};
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
   d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
   if (!d->cpu || !d->rq || grow_tasks(d, m->ncpu)) goto nomem;

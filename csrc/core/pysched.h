@@ -96,9 +96,10 @@ typedef struct psModel {
    * when a snapshot loads). */
   int32_t hrtimer_param, slack_param;
   /* behaviour invariants (watch.h): PS_WATCH_* bits, and the thresholds
-   * beyond which an idle-while-waiting window or a task's wait breaks them */
+   * beyond which an idle-while-waiting window, a task's wait or the CPU
+   * time its ticks did not charge breaks them */
   int32_t watch;
-  int64_t idle_wait_ns, starve_ns;
+  int64_t idle_wait_ns, starve_ns, uncharged_ns;
 
   /* workload */
   psOp *ops;
@@ -142,6 +143,15 @@ typedef struct psLagBreak {
   int32_t pid, cpu;
 } psLagBreak;
 
+/* The first task whose CPU time its ticks did not charge passed
+ * psModel.uncharged_ns (PS_WATCH_ASSERT_UNCHARGED): when, its CPU time and
+ * what its ticks charged then. */
+typedef struct psChargeBreak {
+  int64_t at_ns;            /* -1 none */
+  int64_t cpu_ns, charged_ns;
+  int32_t pid, cpu;
+} psChargeBreak;
+
 typedef struct psWatch {
   int64_t nr_waiting;
   int32_t waiting_head;     /* the tasks waiting for a CPU, linked by slot (psTask.waiting_*), -1 none */
@@ -153,6 +163,7 @@ typedef struct psWatch {
   int32_t first_idle_cpu, first_pid, first_pid_cpu, unused;
   /* the first and the latest lag past its policy's bound (ps_watch_lag) */
   psLagBreak lag_first, lag_last;
+  psChargeBreak uncharged;
 } psWatch;
 
 typedef struct psData {

@@ -21,6 +21,7 @@ static void acct(const psModel *m, psData *d, psTask *t, int64_t now, int to) {
   int64_t dt = now - t->since_ns;
   if (t->acct == PS_ACCT_RUN) {
     t->cpu_ns += dt;
+    if (m->watch & PS_WATCH_ASSERT_UNCHARGED) ps_watch_charged(m, d, t);
   } else if (t->acct == PS_ACCT_WAIT) {
     /* a wait for a CPU ends (watch.h) */
     t->wait_ns += dt;
@@ -370,7 +371,8 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   if (m->watch && !d->failed) ps_watch_instant(m, d);
   /* an assertion on behaviour stops the run at the instant it is broken,
    * which batched or deferred ticks could pass over */
-  int asserting = m->watch & (PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE);
+  int asserting = m->watch & (PS_WATCH_ASSERT_IDLE | PS_WATCH_ASSERT_STARVE |
+                              PS_WATCH_ASSERT_UNCHARGED);
   int batch = can_batch(m) && !asserting, defer = can_defer(m) && !asserting;
   uint64_t end_jiffies = (uint64_t)(t_end / m->tick_ns);
   int64_t instants = 0;

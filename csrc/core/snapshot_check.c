@@ -54,7 +54,7 @@ int ps_snapshot_model_ok(const psModel *m, char *err, int errlen) {
     BAD("a flag is neither 0 nor 1");
   if (m->fast_paths & ~PS_FAST_ALL) BAD("fast paths %d", m->fast_paths);
   if (m->watch & ~PS_WATCH_ALL ||
-      !time_ok(m->idle_wait_ns) || !time_ok(m->starve_ns))
+      !time_ok(m->idle_wait_ns) || !time_ok(m->starve_ns) || !time_ok(m->uncharged_ns))
     BAD("the behaviour watch (%d, %lld, %lld ns)", m->watch, (long long)m->idle_wait_ns,
         (long long)m->starve_ns);
   if (m->switch_cost_ns < 0 || m->switch_cost_ns > m->tick_ns) BAD("switch_cost_ns");
@@ -271,6 +271,10 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
   }
   if ((w->lag_first.at_ns == -1) != (w->lag_last.at_ns == -1) || w->lag_first.at_ns > w->lag_last.at_ns)
     BAD("the behaviour watch's lags past their bound");
+  const psChargeBreak *u = &w->uncharged;
+  if (u->at_ns != -1 && (!span_ok(u->at_ns, now) || u->pid < 1 || u->pid >= d->next_pid ||
+                         u->cpu < 0 || u->cpu >= m->ncpu || u->cpu_ns < 0 || u->charged_ns < 0))
+    BAD("the behaviour watch's uncharged CPU time");
   const psFastState *f = (const psFastState *)(const void *)d->fast;
   if (!count_ok(f->wide_scans) || !count_ok(f->ticks_batched) || !count_ok(f->ticks_deferred) ||
       !count_ok(f->skips) || !count_ok(d->evq.nsorted))

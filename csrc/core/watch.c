@@ -53,7 +53,8 @@ static const psTask *starving(const psModel *m, const psData *d) {
   return oldest && d->now_ns - oldest->since_ns > m->starve_ns ? oldest : NULL;
 }
 
-void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns) {
+void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns,
+                  int64_t uncharged_ns) {
   if (!m->watch && bits) {
     d->watch.waiting_head = -1;
     d->watch.nr_waiting = 0;
@@ -69,6 +70,7 @@ void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t
   m->watch = bits;
   m->idle_wait_ns = idle_wait_ns;
   m->starve_ns = starve_ns;
+  m->uncharged_ns = uncharged_ns;
 }
 
 void ps_watch_instant(const psModel *m, psData *d) {
@@ -79,6 +81,15 @@ void ps_watch_instant(const psModel *m, psData *d) {
     const psLagBreak *b = &w->lag_last;
     ps_fail(d, "lag bound broken at t=%lld ns: pid %d's lag %lld ns is outside +-%lld ns (on cpu %d)",
             (long long)b->at_ns, b->pid, (long long)b->lag_ns, (long long)b->bound_ns, b->cpu);
+    d->failed = PS_FAILED_WATCH;
+    return;
+  }
+  if (m->watch & PS_WATCH_ASSERT_UNCHARGED && w->uncharged.at_ns == d->now_ns) {
+    const psChargeBreak *b = &w->uncharged;
+    ps_fail(d, "accounting broken at t=%lld ns: pid %d ran %lld ns but its ticks charged %lld ns, "
+               "%lld ns uncharged, more than %lld ns (on cpu %d)",
+            (long long)b->at_ns, b->pid, (long long)b->cpu_ns, (long long)b->charged_ns,
+            (long long)(b->cpu_ns - b->charged_ns), (long long)m->uncharged_ns, b->cpu);
     d->failed = PS_FAILED_WATCH;
     return;
   }
@@ -160,7 +171,8 @@ int ps_watch_check(const psModel *m, const psData *d, char *err, int errlen) {
 void ps_watch_report(const psModel *m, const psData *d, psWatchReport *out) {
   const psWatch *w = &d->watch;
   *out = (psWatchReport){w->total_ns, w->longest_ns, w->windows, w->first_ns,
-                         w->first_idle_cpu, w->first_pid, w->first_pid_cpu, w->lag_first};
+                         w->first_idle_cpu, w->first_pid, w->first_pid_cpu, w->lag_first,
+                         w->uncharged};
   if (!w->open) return;
   int64_t len = d->now_ns - w->since_ns;
   out->total_ns += len;

@@ -19,7 +19,8 @@ enum {
   PS_WATCH_ASSERT_STARVE = 4, /* stop at a wait longer than starve_ns */
   PS_WATCH_ASSERT_LAG = 8,    /* stop at a lag past its policy's bound */
   PS_WATCH_LAG = 16,          /* measure the lags (psHooks.watch) */
-  PS_WATCH_ALL = 31,
+  PS_WATCH_ASSERT_UNCHARGED = 32, /* stop at CPU time the ticks did not charge past uncharged_ns */
+  PS_WATCH_ALL = 63,
 };
 
 /* psData.failed when a watched assertion stopped the run, and what
@@ -64,9 +65,20 @@ static inline void ps_watch_lag(psData *d, psTask *t, int64_t lag_ns, int64_t bo
   d->watch.lag_last = b;
 }
 
+/* Task t's CPU time grew (run.c, acct): under PS_WATCH_ASSERT_UNCHARGED,
+ * the first time a task's CPU time passes what its ticks charged (the
+ * tick-sampled accounting: cpu_ticks x the tick) by more than
+ * uncharged_ns is kept for the stop at the end of the instant. */
+static inline void ps_watch_charged(const psModel *m, psData *d, const psTask *t) {
+  int64_t charged = t->cpu_ticks * m->tick_ns;
+  if (t->cpu_ns - charged <= m->uncharged_ns || d->watch.uncharged.at_ns >= 0) return;
+  d->watch.uncharged = (psChargeBreak){d->now_ns, t->cpu_ns, charged, t->pid, t->cpu};
+}
+
 /* Watch bits and thresholds from now; turned on, the list is made from the
  * task slots (in slot order: after that, most recent first). */
-void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns);
+void ps_watch_set(psModel *m, psData *d, int bits, int64_t idle_wait_ns, int64_t starve_ns,
+                  int64_t uncharged_ns);
 
 /* After an instant has settled: the policy's own look (psHooks.watch),
  * open or close the idle-while-waiting window, and under an assertion stop
@@ -87,6 +99,7 @@ typedef struct psWatchReport {
   int64_t first_ns;               /* the first instant one was longer than idle_wait_ns, -1 none */
   int32_t first_idle_cpu, first_pid, first_pid_cpu;
   psLagBreak lag_first;           /* the first lag seen past its bound (at_ns -1 none) */
+  psChargeBreak uncharged;        /* the first CPU time uncharged past uncharged_ns */
 } psWatchReport;
 void ps_watch_report(const psModel *m, const psData *d, psWatchReport *out);
 

@@ -709,7 +709,8 @@ class Simulator:
         tasks), starving_expiries, dropped trace records."""
         return self._core.counters()
 
-    def watch(self, idle_while_waiting_ms=0, starvation_ms=None, *, stop_on=(), lag=False):
+    def watch(self, idle_while_waiting_ms=0, starvation_ms=None, *, stop_on=(), lag=False,
+              uncharged_ms=None):
         """Watch the behaviour invariants from now (sim.invariants() reports
         them): work conservation -- a CPU idle while a task that may run on
         it waits, for longer than idle_while_waiting_ms -- and starvation --
@@ -717,8 +718,11 @@ class Simulator:
         (None: no threshold; each task's longest wait is kept anyway) --
         and with lag=True (or stop_on "lag"), under the fair presets, each
         queued task's lag, against the bound EEVDF's kernel clamps it to
-        (CFS: reported, no bound).
-        stop_on: "work_conservation", "starvation" and/or "lag": a run
+        (CFS: reported, no bound); and a task's CPU time its ticks did not
+        charge (the tick-sampled presets' accounting), against uncharged_ms.
+        stop_on: "work_conservation", "starvation", "lag" and/or
+        "accounting" (needs uncharged_ms; not under CFS and EEVDF, which
+        charge nanoseconds): a run
         stops at the instant that one is broken, raising InvariantError
         that names the instant, the CPUs and the task (for "lag", its lag
         and the bound).  A run is the same whole, in chunks or stepped,
@@ -727,12 +731,13 @@ class Simulator:
         the queued tasks of each CPU whose queue changed, and stop_on turns
         batched and deferred ticks off and, for starvation, looks at the
         waiting tasks each instant.  See docs/guide/invariants.md."""
-        _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on, lag)
+        _invariants.configure(self, idle_while_waiting_ms, starvation_ms, stop_on, lag,
+                              uncharged_ms)
 
     def unwatch(self):
         """Stop watching the behaviour invariants (what was counted stays;
         each task's longest wait is kept anyway)."""
-        self._core.set_watch(0, 0, _invariants.NEVER_NS)
+        self._core.set_watch(0, 0, _invariants.NEVER_NS, _invariants.NEVER_NS)
 
     def invariants(self):
         """The behaviour invariants up to now: a pysched.results.invariants.

@@ -114,6 +114,52 @@ def test_honest_accounting_is_what_the_policy_charged_against_what_was_used():
     assert charged["linux-6.12-eevdf"]["charged_ns"] == charged["linux-6.12-eevdf"]["cpu_ns"]
 
 
+def cheater_beside_two_hogs(preset):
+    sim = ps.Simulator(preset)
+    sim.spawn(HOG())
+    sim.spawn(HOG())
+    return sim, sim.spawn(ps.Program().sleep(ms=2000).loop().run(us=900).sleep(us=100).end())
+
+
+def test_an_accounting_assertion_stops_at_the_cheaters_uncharged_time():
+    sim, pid = cheater_beside_two_hogs("linux-2.5.65")
+    sim.watch(uncharged_ms=100, stop_on="accounting")
+    with pytest.raises(ps.InvariantError, match=rf"accounting broken at t=\d+ ns: pid {pid} ran "
+                                                r"\d+ ns but its ticks charged 0 ns"):
+        sim.run(seconds=10)
+    inv = sim.invariants()
+    at, (who, cpu_ns, charged) = inv.accounting_broken_s, inv.accounting_broken_by
+    # after its 2 s sleep it runs bursts of 0.9 ms, none charged: the 112th
+    # passes 100 ms, 100 ms of CPU at least after t = 2 s, and within 0.3 s
+    # at a third of the CPU at least (beside two hogs)
+    assert (who, charged) == (pid, 0) and 100_000_000 < cpu_ns <= 100_900_000
+    assert 2.1 < at < 2.4 and sim.now_ns == round(at * 1e9)
+    assert inv.uncharged_ms == 100 and "accounting broken at" in repr(inv)
+
+
+def test_honest_tasks_never_break_the_accounting_assertion():
+    sim = ps.Simulator("linux-2.5.65")
+    for _ in range(2):
+        sim.spawn(HOG())
+    sim.spawn(ps.programs.interactive(1, 20))
+    sim.watch(uncharged_ms=5, stop_on="accounting")
+    sim.run(seconds=5)
+    inv = sim.invariants()
+    assert math.isnan(inv.accounting_broken_s) and inv.accounting_broken_by is None
+    assert (inv.tasks["cpu_ns"] - inv.tasks["charged_ns"] <= 5_000_000).all()
+
+
+def test_the_accounting_assertion_needs_a_threshold_and_tick_sampling():
+    sim, _ = cheater_beside_two_hogs("linux-2.5.65")
+    with pytest.raises(ValueError, match="stop_on='accounting' needs an uncharged_ms threshold"):
+        sim.watch(stop_on="accounting")
+    with pytest.raises(ValueError, match="uncharged_ms=-1 is outside"):
+        sim.watch(uncharged_ms=-1, stop_on="accounting")
+    eevdf, _ = cheater_beside_two_hogs("linux-6.12-eevdf")
+    with pytest.raises(ValueError, match="charges the nanoseconds a task runs"):
+        eevdf.watch(uncharged_ms=100, stop_on="accounting")
+
+
 def test_the_spread_of_shares_among_equal_nice_tasks():
     sim = ps.Simulator("linux-6.12-eevdf")
     for nice in (0, 0, 0, 5):

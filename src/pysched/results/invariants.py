@@ -34,9 +34,10 @@ from ..policy.registry import policy_info, presets
 # the package's own: no name here is part of the public API
 __all__ = []
 
-WATCH_ON, ASSERT_IDLE, ASSERT_STARVE, ASSERT_LAG, LAG = 1, 2, 4, 8, 16  # watch.h, PS_WATCH_*
-CHECKS = ("work_conservation", "starvation", "lag")
-BITS = {"work_conservation": ASSERT_IDLE, "starvation": ASSERT_STARVE, "lag": ASSERT_LAG}
+WATCH_ON, ASSERT_IDLE, ASSERT_STARVE, ASSERT_LAG, LAG, ASSERT_UNCHARGED = 1, 2, 4, 8, 16, 32
+CHECKS = ("work_conservation", "starvation", "lag", "accounting")
+BITS = {"work_conservation": ASSERT_IDLE, "starvation": ASSERT_STARVE, "lag": ASSERT_LAG | LAG,
+        "accounting": ASSERT_UNCHARGED}
 NEVER_NS = 2**63 // 4 - 1  # PS_MAX_TIME_NS: no threshold
 NS_CHARGED = ("cfs", "eevdf")  # the families whose update_curr charges nanoseconds
 FAIR = ("cfs", "eevdf")  # the families whose tasks have a weight and a lag
@@ -72,13 +73,15 @@ def charged_ns(family, stats, tick_ns):
     return stats["cpu_ticks"].astype(np.int64) * tick_ns
 
 
-def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on, lag=False):
+def _threshold_ns(what, ms):
+    return NEVER_NS if ms is None else round(check_number(what, ms, 0, NEVER_NS / 1e6) * 1e6)
+
+
+def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on, lag=False, uncharged_ms=None):
     """The core's watch bits and thresholds for sim.watch's arguments."""
     idle_ms = check_number("idle_while_waiting_ms", idle_while_waiting_ms, 0, NEVER_NS / 1e6)
-    if starvation_ms is None:
-        starve_ns = NEVER_NS
-    else:
-        starve_ns = round(check_number("starvation_ms", starvation_ms, 0, NEVER_NS / 1e6) * 1e6)
+    starve_ns = _threshold_ns("starvation_ms", starvation_ms)
+    uncharged_ns = _threshold_ns("uncharged_ms", uncharged_ms)
     if isinstance(stop_on, str):
         stop_on = (stop_on,)
     bits = WATCH_ON | (LAG if check_bool("lag", lag) else 0)
@@ -87,12 +90,18 @@ def configure(sim, idle_while_waiting_ms, starvation_ms, stop_on, lag=False):
             raise ValueError(f"watch: stop_on={what!r} is not one of {CHECKS}")
         if what == "starvation" and starvation_ms is None:
             raise ValueError("watch: stop_on='starvation' needs a starvation_ms threshold")
+        if what == "accounting" and uncharged_ms is None:
+            raise ValueError("watch: stop_on='accounting' needs an uncharged_ms threshold")
+        if what == "accounting" and sim._policy is None and family(sim.preset) in NS_CHARGED:
+            raise ValueError(f"watch: stop_on='accounting' watches tick-sampled accounting; "
+                             f"{sim.preset!r} charges the nanoseconds a task runs "
+                             f"(update_curr), which the ticks cannot cheat")
         if what == "lag" and (sim._policy is not None or family(sim.preset) != "eevdf"):
             raise ValueError(f"watch: stop_on='lag' needs an EEVDF preset, whose lag has a bound "
                              f"(the 6.6 and 6.12 clamp); {sim.preset!r} has none (CFS reports "
                              f"its lag unbounded, the others measure none)")
-        bits |= BITS[what] | (LAG if what == "lag" else 0)
-    sim._core.set_watch(bits, round(idle_ms * 1e6), starve_ns)
+        bits |= BITS[what]
+    sim._core.set_watch(bits, round(idle_ms * 1e6), starve_ns, uncharged_ns)
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,11 @@ class Invariants:
     lag_broken_s: the first instant a task's lag was seen past its
     policy's bound (NaN: never; EEVDF only), lag_broken_by: (pid, its lag
     in ns, the bound in ns, its CPU) then.
+    uncharged_ms: the CPU time a task's ticks may leave uncharged before
+    stop_on="accounting" stops the run (NaN: none set);
+    accounting_broken_s: the first instant a task had run longer than its
+    ticks charged by more than that (NaN: never), accounting_broken_by:
+    (pid, its CPU time in ns, what its ticks charged in ns) then.
     tasks: per task, a NumPy structured array of pid, name, nice, cpu_ns,
     charged_ns (what its policy charged it), longest_wait_ns (its longest
     wait for a CPU while runnable), starved_ns (the first instant a wait
@@ -138,6 +152,9 @@ class Invariants:
     broken_by: tuple
     lag_broken_s: float
     lag_broken_by: tuple
+    uncharged_ms: float
+    accounting_broken_s: float
+    accounting_broken_by: tuple
     tasks: np.ndarray = field(repr=False)
     share_spread: dict = field(repr=False)
     now_ns: int = field(repr=False)
@@ -216,9 +233,13 @@ class Invariants:
         lag = ("" if math.isnan(self.lag_broken_s) else
                f"; lag bound broken at {self.lag_broken_s:.6f} s (pid {self.lag_broken_by[0]}: "
                f"lag {self.lag_broken_by[1]} ns, bound +-{self.lag_broken_by[2]} ns)")
+        acct = ("" if math.isnan(self.accounting_broken_s) else
+                f"; accounting broken at {self.accounting_broken_s:.6f} s (pid "
+                f"{self.accounting_broken_by[0]} ran {self.accounting_broken_by[1]} ns, charged "
+                f"{self.accounting_broken_by[2]} ns)")
         return (f"Invariants(work conservation {wc}; idle while waiting "
                 f"{self.idle_while_waiting_s:.6f} s in {self.windows} windows; {wait}; "
-                f"{len(self.starved)} starved{lag})")
+                f"{len(self.starved)} starved{lag}{acct})")
 
     def to_frame(self):
         """tasks as a pandas DataFrame indexed by pid, times in s (NaN for
@@ -277,5 +298,10 @@ def report(sim):
         lag_broken_s=math.nan if core["lag_at_ns"] < 0 else core["lag_at_ns"] / 1e9,
         lag_broken_by=None if core["lag_at_ns"] < 0 else (core["lag_pid"], core["lag_ns"],
                                                           core["lag_bound_ns"], core["lag_cpu"]),
+        uncharged_ms=math.nan if core["uncharged_ns"] >= NEVER_NS else core["uncharged_ns"] / 1e6,
+        accounting_broken_s=(math.nan if core["uncharged_at_ns"] < 0
+                             else core["uncharged_at_ns"] / 1e9),
+        accounting_broken_by=None if core["uncharged_at_ns"] < 0 else (
+            core["uncharged_pid"], core["uncharged_cpu_ns"], core["uncharged_charged_ns"]),
         tasks=tasks, share_spread=spread, now_ns=sim.now_ns,
         fair=fam in FAIR and len(sim.groups()) == 1)
