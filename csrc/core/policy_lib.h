@@ -21,8 +21,9 @@
  * the functions and inline helpers of engine_internal.h, or to the sched_ext
  * class's interface (ext_ops.h: its ops table, kfuncs and task offsets,
  * which the C dialect's scx.h builds on; 6 added it; 7: psTask's lag
- * fields, psHooks.watch, ps_fast_skipped, the exit info's fields,
- * ps_ext_strict and the DSQ walks).  pysched refuses a library built for
+ * fields, psModel.uncharged_ns and psWatch's breaks, psHooks.watch,
+ * ps_fast_skipped, the exit info's fields, ps_ext_strict and the DSQ
+ * walks).  pysched refuses a library built for
  * another ABI, and the struct sizes below catch a layout change made
  * without a bump. */
 #define PS_ABI_VERSION 7
