@@ -639,6 +639,8 @@ NO_INT_ARGUMENT = {
     "search.objectives.longest_wait", "search.objectives.idle_while_waiting",
     "search.objectives.LongestWait", "search.objectives.LongestWait.per_task",
     "search.objectives.IdleWhileWaiting", "search.objectives.IdleWhileWaiting.per_task",
+    "search.objectives.largest_lag", "search.objectives.LargestLag",
+    "search.objectives.LargestLag.per_task",
     "search.result.SearchResult", "search.result.SearchResult.plot",
     "search.result.SearchResult.rtapp", "search.result.SearchResult.simulator",
     "search.result.SearchResult.snippet", "search.result.SearchResult.tasks",

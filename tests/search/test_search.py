@@ -21,9 +21,9 @@ def cheat(sleep_us=2_000_000, run_us=900, nap_us=100):
     return TaskSpec(start=(Op("sleep", sleep_us),), body=(Op("run", run_us), Op("sleep", nap_us)))
 
 
-def run_of(preset, workload, seconds=10.0):
+def run_of(preset, workload, seconds=10.0, watch=False):
     setup = search.evaluate.Setup(preset, 1, ps.Simulator(preset).hz, 0, (), seconds)
-    return search.evaluate.measure(setup, workload)
+    return search.evaluate.measure(setup, workload, watch)
 
 
 # ---------------------------------------------------------------- objectives
@@ -231,3 +231,15 @@ def test_starvation_is_searched_as_the_longest_wait_for_a_cpu():
     t = r.tasks()
     assert r.score == pytest.approx(t["value"][t["searched"]].max())
     assert r.score > 100   # ms: behind two hogs' 100 ms timeslices
+
+
+def test_the_largest_lag_is_read_under_the_fair_presets_and_nil_elsewhere():
+    w = Workload((cheat(),), TWO_HOGS.background)
+    lag = search.largest_lag()
+    assert lag.watch == "lag"   # the evaluation reads the lags for it
+    eevdf, cfs, o1 = (run_of(p, w, watch="lag")
+                      for p in ("linux-6.12-eevdf", "linux-6.5-cfs", "linux-2.5.65"))
+    # a hog beside the cheater is owed or given service within EEVDF's
+    # clamp (1.5 ms at the default slice), somewhat more under CFS
+    assert 0 < lag(eevdf) <= 1.5 + 1e-9 and lag(cfs) > 0
+    assert lag(o1) == 0 and (lag.per_task(o1) == 0).all()

@@ -24,20 +24,22 @@ from ..policy.registry import presets
 from ..simulator import Simulator
 from .evaluate import Setup
 from .evolve import Evaluator, generations, shrink
-from .objectives import (IdleWhileWaiting, LongestWait, Objective, Run, ShareAboveFair,
-                         UnchargedShare, WorstWakeupLatency, idle_while_waiting, longest_wait,
-                         share_above_fair, uncharged_share, worst_wakeup_latency)
+from .objectives import (IdleWhileWaiting, LargestLag, LongestWait, Objective, Run,
+                         ShareAboveFair, UnchargedShare, WorstWakeupLatency, idle_while_waiting,
+                         largest_lag, longest_wait, share_above_fair, uncharged_share,
+                         worst_wakeup_latency)
 from .result import SearchResult
 from .space import KINDS, Op, Space, TaskSpec, Workload, hog
 
 # the functions that make the built-in objectives (passed uncalled by mistake)
 MAKERS = (uncharged_share, share_above_fair, worst_wakeup_latency, longest_wait,
-          idle_while_waiting)
+          idle_while_waiting, largest_lag)
 
 __all__ = ["search", "Space", "TaskSpec", "Op", "Workload", "hog", "SearchResult", "Run",
            "Objective", "uncharged_share", "share_above_fair", "worst_wakeup_latency",
-           "longest_wait", "idle_while_waiting", "UnchargedShare", "ShareAboveFair",
-           "WorstWakeupLatency", "LongestWait", "IdleWhileWaiting", "KINDS"]
+           "longest_wait", "idle_while_waiting", "largest_lag", "UnchargedShare",
+           "ShareAboveFair", "WorstWakeupLatency", "LongestWait", "IdleWhileWaiting",
+           "LargestLag", "KINDS"]
 
 
 def search(preset, objective, space=None, *, budget=2000, seconds=10.0, cpus=1, hz=None,
@@ -49,9 +51,10 @@ def search(preset, objective, space=None, *, budget=2000, seconds=10.0, cpus=1, 
         subclass (importable, for a process pool).
     objective : a callable Run -> float, larger for worse behaviour
         (uncharged_share(), share_above_fair(), worst_wakeup_latency(),
-        longest_wait(), idle_while_waiting(), or your own module-level
-        function, picklable for a process pool; one with a true `watch`
-        attribute runs with sim.watch() on).
+        longest_wait(), idle_while_waiting(), largest_lag(), or your own
+        module-level function, picklable for a process pool; one with a
+        true `watch` attribute runs with sim.watch() on, "lag" with the
+        lags read).
     space : a Space (default Space()).
     budget : how many workloads to run in the evolutionary search (the
         shrinking pass runs more).

@@ -35,10 +35,10 @@ def simulator(setup, workload, **kwargs):
 
 def measure(setup, workload, watch=False):
     """The Run of the workload on the setup; watch: with sim.watch() on, for
-    the idle-while-waiting time."""
+    the idle-while-waiting time ("lag": with the lags read too)."""
     sim, searched = simulator(setup, workload)
     if watch:
-        sim.watch()
+        sim.watch(lag=watch == "lag")
     sim.run(seconds=setup.seconds)
     idle = sim.invariants().idle_while_waiting_s if watch else 0
     return Run(sim.stats(), searched, sim.now_ns, 1_000_000_000 // sim.hz, sim.cpus,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..results.invariants import charged_ns, family
+from ..results.invariants import LAG_NONE, charged_ns, family
 
 # the package's own: the public names are pysched.search's
 __all__ = []
@@ -125,8 +125,27 @@ class IdleWhileWaiting(Objective):
         return run.idle_while_waiting_ns / run.window_ns
 
 
+class LargestLag(Objective):
+    """A fair task's largest lag, either way, in ms of service: what its
+    cfs_rq owed it or had given it beyond its weight's share (EEVDF's
+    kernels clamp it to max(2 x slice, a tick)); 0 under the other
+    presets, which keep no lag."""
+    name = "largest_lag"
+    unit = "ms"
+    watch = "lag"
+
+    def per_task(self, run):
+        lo, hi = run.stats["lag_min_ns"], run.stats["lag_max_ns"]
+        seen = lo != LAG_NONE
+        return np.where(seen, np.maximum(np.abs(lo), np.abs(hi)), 0) / 1e6
+
+
 def longest_wait():
     return LongestWait()
+
+
+def largest_lag():
+    return LargestLag()
 
 
 def idle_while_waiting():
