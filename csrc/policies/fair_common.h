@@ -454,6 +454,7 @@ int fair_wakeup(const psModel *m, psData *d, psTask *p, psTask *waker, int sync)
 void fair_deactivate(const psModel *m, psData *d, psTask *prev);
 psTask *fair_pick_next(const psModel *m, psData *d, int cpu);
 void fair_tick(const psModel *m, psData *d, int cpu);
+int64_t fair_tick_batch(const psModel *m, psData *d, int cpu, int64_t k, int apply);
 void fair_yield(const psModel *m, psData *d, psTask *p);
 void fair_set_nice(const psModel *m, psData *d, psTask *p, int nice);
 void fair_set_scheduler(const psModel *m, psData *d, psTask *p, int policy, int rt_priority);
@@ -471,7 +472,8 @@ void fair_watch_entity_lag(const psModel *m, psData *d, int q, int32_t i, uint64
 #define FAIR_HOOKS                                                                         \
   .init_rq = fair_init_rq, .task_spawn = fair_task_spawn, .task_fork = fair_task_fork,     \
   .wakeup = fair_wakeup, .deactivate = fair_deactivate,                                    \
-  .pick_next = fair_pick_next, .tick = fair_tick, .yield = fair_yield,                     \
+  .pick_next = fair_pick_next, .tick = fair_tick, .tick_batch = fair_tick_batch,          \
+  .yield = fair_yield,                                                                     \
   .set_nice = fair_set_nice, .set_scheduler = fair_set_scheduler, .migrate = fair_migrate, \
   .dump = fair_dump, .check = fair_check, .control = fair_control, .watch = fair_watch
 #define FAIR_QUEUE_COLUMNS .queue_columns = fair_queue_columns, .nqueue_columns = 3

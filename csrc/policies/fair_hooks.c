@@ -245,6 +245,34 @@ void fair_tick(const psModel *m, psData *d, int cpu) {
   if (FD(m)->balance) fair_trigger_load_balance(m, d, cpu);
 }
 
+/* k ticks of fair_tick at once, on a CPU whose running fair task is alone
+ * on its cfs_rq (nr_running 1: update_curr can reschedule nothing, and
+ * neither CFS's check_preempt_tick nor EEVDF's slice end runs) and before
+ * its next periodic balance: each tick's update_curr at that tick's time,
+ * the very code fair_tick runs, so that the state is what k ticks one by
+ * one would leave.  Task groups and RT tasks tick one by one. */
+int64_t fair_tick_batch(const psModel *m, psData *d, int cpu, int64_t k, int apply) {
+  psTask *p = ps_curr(d, cpu);
+  fair_rq *rq = FRQ(m, d, cpu);
+  if (p->is_idle || fair_rt(p) || fair_ngroups(m, d) > 1 || rq->nr_running != 1) return 0;
+  int64_t n = k;
+  if (FD(m)->balance) {
+    /* the batch's ticks are jiffies + 1 .. jiffies + n; fair_trigger_load_balance
+     * balances at the first one at or past next_balance */
+    if (rq->next_balance <= d->jiffies + 1) return 0;
+    int64_t before = (int64_t)(rq->next_balance - d->jiffies - 1);
+    if (n > before) n = before;
+  }
+  if (!apply) return n;
+  int64_t now = d->now_ns, at = d->next_tick_ns[cpu];
+  for (int64_t t = 0; t < n; t++, at += m->tick_ns) {
+    d->now_ns = at;
+    fair_tick_task(m, d, cpu);
+  }
+  d->now_ns = now;
+  return n;
+}
+
 /* sys_sched_yield: the class's yield_task, then schedule() */
 void fair_yield(const psModel *m, psData *d, psTask *p) {
   if (fair_rt(p)) {

@@ -104,6 +104,30 @@ def test_hogs_on_every_cpu_are_balanced_at_the_same_ticks_when_batched(preset):
     assert same(whole.stats(), stepped.stats())
 
 
+@pytest.mark.parametrize("preset", ["linux-6.5-cfs", "linux-6.12-eevdf"])
+def test_a_fair_task_alone_on_each_cpu_is_batched_and_balanced_at_the_same_ticks(preset):
+    """CFS and EEVDF batch the ticks of a task alone on its CPU (nothing
+    its update_curr does can reschedule): one hog a CPU of 4 at nice -5..5,
+    and a sleeper that now and then makes two on one, against the same run
+    stepped tick by tick; the batches stop short of each periodic balance."""
+    def machine():
+        sim = ps.Simulator(preset, cpus=4, seed=2, record="events")
+        for i in range(4):
+            sim.spawn(ps.programs.cpu_hog(), name=f"hog{i}", nice=3 * i - 5, cpu=i)
+        sim.spawn(Program().loop().sleep(ms=ps.exponential(200)).run(ms=3).end(), name="s")
+        return sim
+    whole, stepped = machine(), machine()
+    whole.run(ticks=3000)
+    for _ in range(3000):
+        stepped.step(ticks=1)
+    assert whole._core.fast_path_counts()["batch"] > 4 * 1000
+    assert same(whole.events(), stepped.events())
+    assert same(whole.stats(), stepped.stats())
+    # vruntimes, deadlines (the tasks' fields, in stats()) and min_vruntime
+    assert "vruntime" in whole.stats().dtype.names
+    assert [whole.runqueue(c) for c in range(4)] == [stepped.runqueue(c) for c in range(4)]
+
+
 O1_PRESETS = [p for p in PRESETS if p.startswith("linux-2.5")]
 
 
