@@ -1,6 +1,7 @@
 """python -m pysched bench: the performance page's figures on this machine,
 labelled with its processor; instruction counts where valgrind is
 installed."""
+import os
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,8 @@ def test_a_row_counts_the_events_of_its_run():
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="valgrind cannot run a process that AddressSanitizer instruments")
 def test_instructions_per_event_are_counted_by_callgrind():
     _, rows = run_bench("--instructions", "--case", "two hogs", "--preset", "linux-2.5.65")
     (row,) = rows

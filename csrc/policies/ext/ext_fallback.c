@@ -47,9 +47,11 @@ void ext_switch_to_fair(const psModel *m, psData *d, const psTask *woken, const 
   }
   for (int32_t i = m->ncpu; i < d->ntask; i++) {
     psTask *p = &d->task[i];
-    if (!p->pid || ps_curr(d, p->cpu) == p) continue;
+    if (p->pid && ps_curr(d, p->cpu) == p) continue;
+    /* a free slot too (an exited task's): its bytes are EEVDF's from now,
+     * which the invariants read, and a spawn into it starts afresh */
     fresh_entity(p);
-    if (!queued(p, woken, sleeping)) continue;
+    if (!p->pid || !queued(p, woken, sleeping)) continue;
     if (fair_rt(p))
       fair_rt_enqueue(m, d, p);
     else

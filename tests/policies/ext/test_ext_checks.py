@@ -173,3 +173,14 @@ def test_a_library_of_one_preset_stands_for_it_and_of_several_is_refused():
     two = ps.PolicyLibrary("two", None, None, ("a", "b"))
     with pytest.raises(ValueError, match=r"'two' has the presets \['a', 'b'\]; name the one"):
         ps.Simulator(two)
+
+
+def test_the_fallback_after_a_stall_leaves_every_slot_eevdfs_exited_ones_too():
+    # the busy machine's compile forks jobs that exit before the stall: the
+    # invariants, checked after every instant, read every slot as EEVDF's
+    sim = ps.policy.testing.busy_machine(Keeps, cpus=2, debug=True)
+    sim.ext_strict(timeout_ms=200)
+    sim.run(seconds=2)
+    assert sim.ext_exit_info.problem == "undispatched"
+    assert (sim.stats()["exit_ns"] >= 0).any()
+    sim.check()
