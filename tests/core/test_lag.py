@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pysched as ps
+from cuts import four_ways, watched
 
 HOG = ps.programs.cpu_hog
 EEVDF = "linux-6.12-eevdf"
@@ -243,31 +244,17 @@ def busy_fair(**kwargs):
     return sim
 
 
-def lags(sim):
-    inv = sim.invariants()
-    return repr(inv), inv.tasks.tobytes(), sim.stats().tolist()
-
-
 def test_lags_are_the_same_whole_in_chunks_stepped_copied_and_pickled():
-    whole = busy_fair()
-    whole.run(seconds=2)
-    chunks = busy_fair()
-    for _ in range(20):
-        chunks.run(seconds=0.1)
-    stepped = busy_fair()
-    for _ in range(2000):
-        stepped.step(1)
-    plain = busy_fair(reference=True)
-    plain.run(seconds=2)
+    whole, chunks, stepped, plain = four_ways(busy_fair, 2)
     half = busy_fair()
     half.run(seconds=1)
     copied, unpickled = half.copy(), pickle.loads(pickle.dumps(half))
     for s in (copied, unpickled):
         s.run(seconds=1)
-    expected = lags(whole)
+    expected = watched(whole)
     assert len(whole.invariants().lag_broken) > 0      # the 20 ms slice breaks others' bounds
     for other in (chunks, stepped, plain, copied, unpickled):
-        assert lags(other) == expected
+        assert watched(other) == expected
 
 
 def test_watching_the_lag_changes_nothing_in_the_run_and_its_state_checks_hold():

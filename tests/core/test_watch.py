@@ -10,6 +10,7 @@ import pytest
 
 import pysched as ps
 from pysched.policy.examples import RoundRobin
+from cuts import four_ways, watched
 
 HOG = ps.programs.cpu_hog
 
@@ -182,28 +183,12 @@ def busy_smp(**kwargs):
     return sim
 
 
-def outputs(sim):
-    inv = sim.invariants()
-    # the tasks' bytes: the lag columns are NaN under a preset that is not
-    # fair, and NaN != NaN in a list
-    return (repr(inv), inv.tasks.tobytes(), sim.stats().tolist())
-
-
 def test_invariants_are_the_same_whole_in_chunks_stepped_and_without_fast_paths():
-    whole = busy_smp()
-    whole.run(seconds=3)
-    chunks = busy_smp()
-    for _ in range(30):
-        chunks.run(seconds=0.1)
-    stepped = busy_smp()
-    for _ in range(3000):
-        stepped.step(1)
-    plain = busy_smp(reference=True)
-    plain.run(seconds=3)
-    expected = outputs(whole)
+    whole, chunks, stepped, plain = four_ways(busy_smp, 3)
+    expected = watched(whole)
     assert whole.invariants().windows > 0 and len(whole.invariants().starved) > 0
     for other in (chunks, stepped, plain):
-        assert outputs(other) == expected
+        assert watched(other) == expected
 
 
 def test_a_copy_and_a_pickle_carry_the_watch_on():
@@ -212,7 +197,7 @@ def test_a_copy_and_a_pickle_carry_the_watch_on():
     copied, unpickled = sim.copy(), pickle.loads(pickle.dumps(sim))
     for s in (sim, copied, unpickled):
         s.run(seconds=1)
-    assert outputs(copied) == outputs(sim) == outputs(unpickled)
+    assert watched(copied) == watched(sim) == watched(unpickled)
 
 
 def test_debug_checks_count_the_waiting_tasks_through_forks_and_exits():
@@ -221,7 +206,7 @@ def test_debug_checks_count_the_waiting_tasks_through_forks_and_exits():
         sim.run(seconds=3)
     checked.check()
     assert checked.counters()["forks"] > 100
-    assert outputs(checked) == outputs(plain)
+    assert watched(checked) == watched(plain)
 
 
 def test_a_watch_turned_off_and_on_mid_run_changes_nothing_but_its_counts():
