@@ -31,7 +31,7 @@ int build_model(psModel *m, const psPreset *pre, int cpus, int hz, uint64_t seed
 /* ---- py_ext.c ---- */
 
 /* the exit of the sched_ext scheduler a state runs (ps_ext_exit_info) as
- * (kind, message, dump, op or None, pid, ns, held_ns, dsq_id) */
+ * (kind, message, dump, op or None, pid, ns, held_ns, dsq_id, problem or None) */
 PyObject *ext_exit_tuple(const psModel *m, const psData *d);
 
 /* ---- library.c ---- */

@@ -435,8 +435,8 @@ PyObject *pyx_error(Context *c, PyObject *arg) {
 PyObject *ext_exit_tuple(const psModel *m, const psData *d) {
   psExtExit e;
   ps_ext_exit_info(m, d, &e);
-  return Py_BuildValue("(isszlLLK)", e.kind, e.msg, e.dump, e.op, (long)e.pid, (long long)e.ns,
-                       (long long)e.held_ns, (unsigned long long)e.dsq_id);
+  return Py_BuildValue("(isszlLLKz)", e.kind, e.msg, e.dump, e.op, (long)e.pid, (long long)e.ns,
+                       (long long)e.held_ns, (unsigned long long)e.dsq_id, e.problem);
 }
 
 /* kind SCX_EXIT_NONE (0) while the scheduler runs */

@@ -91,6 +91,7 @@ typedef struct ext_shared {
    * none) and, for a stall, where that task was: held by the scheduler
    * since ops.enqueue took it at held_ns (-1: it was on dsq_id) */
   int32_t exit_op, exit_pid;
+  int32_t exit_problem, pad2;     /* EXT_AFFINITY ... >> EXT_PROBLEM_SHIFT */
   int64_t exit_held_ns;
   uint64_t exit_dsq_id;
   /* ps_ext_strict: the watchdog's timeout in ms (0: the ops'), and a task
@@ -228,6 +229,14 @@ void ext_switch_to_fair(const psModel *m, psData *d, const psTask *woken, const 
 int ext_check_dsqs(const psModel *m, const psData *d, char *err, int errlen);
 
 /* ---- ext_kfuncs.c ---- */
+/* What an error exit is, for the checks of pysched.policy.testing: OR'd
+ * into ext_error's kind (the kernel's SCX_EXIT_* are below 2^16); a stall
+ * is told apart from a task the scheduler kept by where the task was. */
+#define EXT_PROBLEM_SHIFT 16
+enum { EXT_ERROR_, EXT_AFFINITY_, EXT_TWICE_, EXT_STALL_, EXT_UNDISPATCHED_ };
+#define EXT_AFFINITY (EXT_AFFINITY_ << EXT_PROBLEM_SHIFT)
+#define EXT_TWICE (EXT_TWICE_ << EXT_PROBLEM_SHIFT)
+
 /* scx_ops_error: the scheduler ends with kind and a message naming the op
  * being called and the time; p: the task it concerns, or NULL; the class
  * goes on without its ops */

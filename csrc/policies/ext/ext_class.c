@@ -171,7 +171,8 @@ ext_dsq *ext_find_dsq(const psModel *m, psData *d, uint64_t dsq_id, psTask *p, i
  * local_dsq: no runnable/quiescent, it is migrating) */
 void ext_dispatch_to_local(const psModel *m, psData *d, int cpu, psTask *p, uint64_t enq_flags) {
   if (p->cpu != cpu && !ext_allowed(p, cpu)) {
-    ext_error(m, d, SCX_EXIT_ERROR, p, "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
+    ext_error(m, d, SCX_EXIT_ERROR | EXT_AFFINITY, p,
+              "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
               cpu, p->name, p->pid);
     ext_dispatch_enqueue(m, d, &XS(m, d)->global, p, enq_flags | SCX_ENQ_CLEAR_OPSS);
     return;

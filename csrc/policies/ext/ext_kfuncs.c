@@ -63,9 +63,14 @@ static void dump_state(const psModel *m, psData *d) {
 /* scx_ops_exit_kind, then scx_ops_disable_workfn: the first error ends
  * the scheduler; its ops are no longer called, ops.exit is told, and every
  * task goes to the fair class (ext_fallback.c). */
+static const char *const problem_names[] = {"error", "affinity", "double insertion", "stall",
+                                             "undispatched"};
+
 void ext_error(const psModel *m, psData *d, int kind, const psTask *p, const char *fmt, ...) {
   ext_shared *s = XS(m, d);
   if (!s->enabled) return;
+  int problem = kind >> EXT_PROBLEM_SHIFT;
+  kind &= (1 << EXT_PROBLEM_SHIFT) - 1;
   const psExtOps *ops = XOPS(m, d);
   char msg[EXT_MSG_LEN - 64];
   va_list ap;
@@ -88,6 +93,8 @@ void ext_error(const psModel *m, psData *d, int kind, const psTask *p, const cha
     s->exit_dsq_id = x->dsq_id;
     if (x->ops_state == EXT_OPSS_QUEUED && x->dsq_id == SCX_DSQ_INVALID) s->exit_held_ns = x->enq_ns;
   }
+  if (kind == SCX_EXIT_ERROR_STALL) problem = s->exit_held_ns >= 0 ? EXT_UNDISPATCHED_ : EXT_STALL_;
+  s->exit_problem = problem;
   dump_state(m, d);
   s->enabled = 0;
   if (ops && ops->exit) {
@@ -271,7 +278,8 @@ static int insert_ok(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, ui
         ext_error(m, d, SCX_EXIT_ERROR, p, "invalid CPU %lld in SCX_DSQ_LOCAL_ON dispatch verdict "
                   "for %s[%d]", (long long)c, p->name, p->pid);
       else
-        ext_error(m, d, SCX_EXIT_ERROR, p, "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
+        ext_error(m, d, SCX_EXIT_ERROR | EXT_AFFINITY, p,
+                  "SCX_DSQ_LOCAL[_ON] target CPU %d not allowed for %s[%d]",
                   (int)c, p->name, p->pid);
       return 0;
     }
@@ -292,7 +300,8 @@ static void commit(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, uint
   int32_t i = ps_index(d, p);
   if (s->op != EXT_OP_DISPATCH) {
     if (s->ddsp_task == -2) {
-      ext_error(m, d, SCX_EXIT_ERROR, p, "%s[%d] already direct-dispatched", p->name, p->pid);
+      ext_error(m, d, SCX_EXIT_ERROR | EXT_TWICE, p, "%s[%d] already direct-dispatched", p->name,
+                p->pid);
       return;
     }
     if (s->ddsp_task != i) {
@@ -311,7 +320,7 @@ static void commit(const psModel *m, psData *d, psTask *p, uint64_t dsq_id, uint
       if (s->dsp_buf[k].task == i) {
         /* finish_dispatch would find the task no longer the scheduler's
          * and skip the second insertion silently */
-        ext_error(m, d, SCX_EXIT_ERROR, p, "%s[%d] inserted twice in one ops.dispatch", p->name,
+        ext_error(m, d, SCX_EXIT_ERROR | EXT_TWICE, p, "%s[%d] inserted twice in one ops.dispatch", p->name,
                   p->pid);
         return;
       }
@@ -414,6 +423,7 @@ void ps_ext_exit_info(const psModel *m, const psData *d, psExtExit *e) {
   e->ns = s->exit_kind ? s->exit_ns : -1;
   e->held_ns = s->exit_kind ? s->exit_held_ns : -1;
   e->dsq_id = s->exit_kind ? s->exit_dsq_id : SCX_DSQ_INVALID;
+  e->problem = s->exit_kind ? problem_names[s->exit_problem] : NULL;
 }
 
 void ps_ext_strict(const psModel *m, psData *d, uint32_t timeout_ms) {

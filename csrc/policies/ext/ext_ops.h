@@ -172,10 +172,12 @@ int32_t ps_ext_enable(const psModel *m, psData *d);
  * kind, its message (op, time, what) and the dump of the state it ended
  * in; the op (NULL: none, as the watchdog's), the task it concerns (pid,
  * 0 none), the time, and where that task was: held by the scheduler since
- * ops.enqueue took it at held_ns (-1: not held), or on dsq_id. */
+ * ops.enqueue took it at held_ns (-1: not held), or on dsq_id; problem:
+ * "stall", "undispatched", "affinity", "double insertion" or "error"
+ * (NULL while it runs). */
 typedef struct psExtExit {
   int kind;
-  const char *msg, *dump, *op;
+  const char *msg, *dump, *op, *problem;
   int32_t pid;
   int64_t ns, held_ns;
   uint64_t dsq_id;

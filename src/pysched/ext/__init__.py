@@ -83,8 +83,8 @@ class ExitInfo(tuple):
     __slots__ = ()
 
     def __new__(cls, kind, msg, dump, op=None, pid=0, time_ns=-1, held_ns=-1,
-                dsq_id=SCX_DSQ_INVALID):
-        return super().__new__(cls, (kind, msg, dump, op, pid, time_ns, held_ns, dsq_id))
+                dsq_id=SCX_DSQ_INVALID, problem=None):
+        return super().__new__(cls, (kind, msg, dump, op, pid, time_ns, held_ns, dsq_id, problem))
 
     kind = property(lambda self: self[0])
     msg = property(lambda self: self[1])
@@ -96,17 +96,7 @@ class ExitInfo(tuple):
     dsq_id = property(lambda self: self[7] if self[7] != SCX_DSQ_INVALID else None)
     kind_name = property(lambda self: _EXIT_KINDS.get(self[0], str(self[0])))
 
-    @property
-    def problem(self):
-        if self.kind == SCX_EXIT_NONE:
-            return None
-        if self.kind == SCX_EXIT_ERROR_STALL:
-            return "undispatched" if self.held_since_ns is not None else "stall"
-        if "not allowed for" in self.msg:
-            return "affinity"
-        if "inserted twice" in self.msg or "already direct-dispatched" in self.msg:
-            return "double insertion"
-        return "error"
+    problem = property(lambda self: self[8])
 
     def __repr__(self):
         return f"ExitInfo(kind={self.kind_name}, msg={self.msg!r})"
