@@ -16,20 +16,28 @@ def hogs(sim, n, cpus_allowed=None):
         sim.spawn(ps.programs.cpu_hog(), name=f"h{i}", cpus_allowed=cpus_allowed)
 
 
-class Walker(ext.Scheduler):
-    """Queues every task on DSQ Q; each dispatch records a walk forward and
-    one reversed, then walks again moving every task to Q's tail, records
-    the order after, and consumes the head."""
+class OnQ(ext.Scheduler):
+    """Every task waits on DSQ Q, on the CPU it was on (the walks below
+    take them from there)."""
 
     def init(self):
         self.create_dsq(Q)
-        self.walks = []
 
     def select_cpu(self, p, prev_cpu, wake_flags):
         return prev_cpu
 
     def enqueue(self, p, enq_flags):
         self.dsq_insert(p, Q)
+
+
+class Walker(OnQ):
+    """Queues every task on DSQ Q; each dispatch records a walk forward and
+    one reversed, then walks again moving every task to Q's tail, records
+    the order after, and consumes the head."""
+
+    def init(self):
+        super().init()
+        self.walks = []
 
     def dispatch(self, cpu, prev):
         fwd = [p.pid for p in self.dsq_iter(Q)]
@@ -60,18 +68,9 @@ def test_a_walk_sees_each_task_once_in_order_and_reversed():
         assert walks[k + 1][0] == walks[k][0][1:] + [walks[k - 1][0][0]]
 
 
-class LowestPid(ext.Scheduler):
+class LowestPid(OnQ):
     """Runs the queued task of the lowest pid, for 3 ms slices, moving it
     out of DSQ Q by a walk; expired tasks go back to Q."""
-
-    def init(self):
-        self.create_dsq(Q)
-
-    def select_cpu(self, p, prev_cpu, wake_flags):
-        return prev_cpu
-
-    def enqueue(self, p, enq_flags):
-        self.dsq_insert(p, Q)
 
     def dispatch(self, cpu, prev):
         best = None
@@ -97,7 +96,7 @@ def test_a_move_takes_the_task_chosen_with_the_slice_set_for_it():
     assert st["nivcsw"].tolist() == [100, 100, 0]
 
 
-class Staged(ext.Scheduler):
+class Staged(OnQ):
     """Tasks wait on Q; dispatch moves the head to R by one walk, then
     tries, through a walk of R begun before that move, to move it on to
     the local DSQ (refused: queued on R after that walk began), then
@@ -105,15 +104,9 @@ class Staged(ext.Scheduler):
     by the first walk (refused: no longer on Q)."""
 
     def init(self):
-        self.create_dsq(Q)
+        super().init()
         self.create_dsq(R)
         self.refused = self.moves = 0
-
-    def select_cpu(self, p, prev_cpu, wake_flags):
-        return prev_cpu
-
-    def enqueue(self, p, enq_flags):
-        self.dsq_insert(p, Q)
 
     def dispatch(self, cpu, prev):
         early = self.dsq_iter(R)
@@ -140,20 +133,14 @@ def test_a_move_needs_the_task_on_the_walked_dsq_since_before_the_walk():
     assert sum(int(r["cpu_ns"]) for r in sim.stats()) == 5 * 10**8
 
 
-class VtimeMover(ext.Scheduler):
+class VtimeMover(OnQ):
     """Tasks wait FIFO on Q; dispatch moves them all into R's vtime order
     by pid descending, then consumes R: the highest pid runs first."""
 
     def init(self):
-        self.create_dsq(Q)
+        super().init()
         self.create_dsq(R)
         self.order = []
-
-    def select_cpu(self, p, prev_cpu, wake_flags):
-        return prev_cpu
-
-    def enqueue(self, p, enq_flags):
-        self.dsq_insert(p, Q)
 
     def dispatch(self, cpu, prev):
         it = self.dsq_iter(Q)
