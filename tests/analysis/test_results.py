@@ -39,7 +39,10 @@ def test_every_result_is_a_result_whose_repr_leads_with_its_kind_and_why(results
         assert str(r) == f"{r.kind}: {r.why}"
     st = results["cycles"]
     assert repr(st).startswith("Stability(cycles: One 500-tick timeslice of task 2 (nice 19) moves")
-    assert "shares=[0.86 0.14]" in repr(st) and "period_s=3.56" in repr(st)
+    # the repr shows the figures to set beside the simulated run's
+    run = results["run"]
+    assert f"shares=[{run.shares[0]:.3g} {run.shares[1]:.3g}]" in repr(st)
+    assert f"period_s={run.cycle.period_s:.4g}" in repr(st)
     assert repr(results["equilibrium"]).startswith("Equilibrium(fixed point: CPU hogs of nice 0, 5")
     assert results["run"].cycle.kind == "cycle" and "every 3.5 s" in results["run"].cycle.why
 

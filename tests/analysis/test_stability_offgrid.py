@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import pysched as ps
-from pysched.analysis.houston_loop import Patch, pair_share
 from pysched.analysis.stability import houston_stability
 
 PAIR = (0, 5)
@@ -54,16 +53,6 @@ def test_the_user_report_alternates_two_and_three_slices_of_the_nice0_task():
     assert p.shares[1] == pytest.approx(m.shares[1], abs=0.03)
 
 
-def test_the_pair_map_is_the_return_map_where_the_other_prio_cannot_move():
-    # a nice 0 task far ahead (run_avg pinned at MAX_RUN_AVG) against a
-    # +5 task: the pair map must give the +5 task a share strictly between
-    # 0 and 1 and the two must add up to the whole CPU
-    f = Patch({"run_avg_halflife": 5000, "nice_const": 14703})
-    s = pair_share(f, [160, 165], [200000, 70000], 0, 30000, warmup=10000)
-    assert sum(s) == pytest.approx(1)
-    assert 0 < s[1] < 0.5
-
-
 def test_a_small_random_grid_agrees():
     rows = compare(random_grid(11, 3, 3))
     both, misses = share_misses(rows)
@@ -75,6 +64,9 @@ def test_a_small_random_grid_agrees():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_on_a_random_8x6_grid_the_shares_agree_at_95_percent_of_the_settled_points(seed):
     rows = compare(random_grid(seed, 8, 6))
+    agree = [p.kind == m.kind for _, p, m in rows]
+    assert sum(agree) >= 0.92 * len(rows), [(pt, p.kind, m.kind) for pt, p, m in rows
+                                            if p.kind != m.kind]
     both, misses = share_misses(rows)
     assert len(both) >= 30
     assert len(misses) <= 0.05 * len(both), misses

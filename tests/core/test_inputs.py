@@ -240,12 +240,14 @@ def plotted(draw, **sim_kwargs):
 
 def as_lists(result):
     """A result -- a dataclass, a (named) tuple or an array, nested -- as
-    plain lists and dicts, to compare with ==."""
+    plain lists and dicts, NaN as None, to compare with ==."""
     if dataclasses.is_dataclass(result):
         return {f.name: as_lists(getattr(result, f.name)) for f in dataclasses.fields(result)}
-    if isinstance(result, tuple):
+    if isinstance(result, (tuple, list)):
         return [as_lists(v) for v in result]
-    return np.asarray(result).tolist() if isinstance(result, np.ndarray) else result
+    if isinstance(result, np.ndarray):
+        return as_lists(result.tolist())
+    return None if isinstance(result, float) and result != result else result
 
 
 def tabled(table):
@@ -457,6 +459,13 @@ ENTRY_POINTS = [
     ("analysis.stability.houston_stability", "number",
      lambda I: as_lists(ps.analysis.stability.houston_stability(
         [0, 5], params={"run_avg_halflife": 600}, cycle_levels=I(4), settle_levels=I(1)))),
+    ("analysis.houston_mix.houston_mixture", "int",
+     lambda I: as_lists(ps.analysis.houston_mixture(
+        [I(0), (5, 20, I(3)), {"nice": I(5)}], cpus=I(2),
+        params={"run_avg_halflife": I(600)}, seconds=20))),
+    ("analysis.houston_mix.houston_mixture", "number",
+     lambda I: as_lists(ps.analysis.houston_mix.houston_mixture(
+        [0, (I(5), I(20))], seconds=I(20), cycle_levels=I(3), settle_levels=I(1)))),
     ("results.metrics.cpu_share", "number", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
         s, start_s=I(0))), record="events")),
     ("results.metrics.cpu_share", "int", lambda I: after(lambda s: tabled(ps.metrics.cpu_share(
@@ -524,8 +533,12 @@ ENTRY_POINTS = [
         {"run_avg_halflife": I(700), "hz": I(100)})),
     ("analysis.measure.classify_run", "int", lambda I: as_lists(ps.analysis.measure.classify_run(
         [I(-5), I(5)], params={"run_avg_halflife": I(600)}, series_every=I(5), seconds=2))),
+    ("analysis.measure.classify_run", "int", lambda I: as_lists(ps.analysis.measure.classify_run(
+        [0, (5, 20, I(2))], cpus=I(2), seconds=2))),
     ("analysis.measure.classify_run", "number", lambda I: as_lists(ps.analysis.measure.classify_run(
         [0, 3], params={"hz": 100}, seconds=I(3)))),
+    ("analysis.measure.classify_run", "number", lambda I: as_lists(ps.analysis.measure.classify_run(
+        [0, {"run_ms": I(5), "sleep_ms": I(20)}], seconds=2))),
     ("policy.base.Param", "int", lambda I: with_policy(I, ps.Param(I(5), I(1), I(100)))),
     ("policy.base.Policy.resched", "hook", with_policy),
     ("policy.base.Policy.curr", "hook", with_policy),
@@ -610,7 +623,7 @@ NO_INT_ARGUMENT = {
     # what the package makes and hands back: results, reports, rt-app's threads
     "analysis.measure.LimitCycle", "analysis.measure.MeasuredRun", "analysis.measure.PrioSettling",
     "analysis.measure.Settling", "analysis.measure.SleepAvgRun", "analysis.o1.O1SteadyState",
-    "analysis.o1_mix.O1Mixture",
+    "analysis.o1_mix.O1Mixture", "analysis.houston_mix.HoustonMixture",
     "analysis.stability.Stability", "policy.testing.Report", "policy.testing.Report.raise_if_failed",
     "policy.testing.Result", "workloads.rtapp.RtAppThread",
     "workloads.rtapp.RtAppThread.spawn_kwargs", "workloads.rtapp.Workload",

@@ -9,6 +9,8 @@ measurements of runs that check them:
   fixed point of its feedback loop (houston_equilibrium);
 - ``pysched.analysis.stability``: whether that loop settles,
   cycles or starves a task (the return map in houston_loop);
+- ``pysched.analysis.houston_mix``: the same for any set of tasks -- CPU
+  hogs and tasks that run and sleep, any nice, one CPU or several;
 - ``pysched.analysis.measure``: the measurements of a run's series
   (settling time, limit cycle, the classification a prediction is checked
   against).
@@ -24,6 +26,7 @@ from . import houston, measure, o1, o1_mix  # noqa: F401
 from .result import Result  # noqa: F401
 from .houston import Equilibrium, houston_equilibrium  # noqa: F401
 from .stability import Stability, houston_stability  # noqa: F401
+from .houston_mix import HoustonMixture, houston_mixture  # noqa: F401
 from .measure import (LimitCycle, MeasuredRun, PrioSettling, Settling,  # noqa: F401
                       SleepAvgRun, classify_run, classify_series, limit_cycle, o1_duty_run,
                       prio_settling_time, settling_time, sleep_avg_steady, window_shares)

@@ -2,9 +2,9 @@
 patch's formulas at one set of parameters (Patch: the very C the
 simulator runs, through pysched.analysis.houston, cached), the rounds
 of one task against another's prio (return_map), with the attractor they
-reach (attractor, repeat), and the pair with both run_avgs moving
-(pair_share).  pysched.analysis.stability says what the
-loop is and why it is followed round by round."""
+reach (attractor, repeat).  pysched.analysis.stability says what the
+loop is and why it is followed round by round; pysched.analysis.houston_mix
+follows the loop with every prio moving."""
 import math
 from dataclasses import dataclass
 
@@ -42,6 +42,8 @@ class Patch:
         table = {p.name: p.default for p in preset_params(PRESET, self.hz)}
         self.fair = check_int("fairness_ticks", params.get("fairness_ticks", table["fairness_ticks"]),
                               1, 1_000_000)
+        self.fair_min = check_int("fairness_min", params.get("fairness_min", table["fairness_min"]),
+                                  0, 1_000_000)
         self._decay, self._prio, self._slice = {}, {}, {}
 
     def params_with_hz(self):
@@ -245,74 +247,3 @@ def repeat(rounds):
         if all(pattern[i] == pattern[i + n] for i in range(len(pattern) - n)):
             return sum(a + b for a, b in pattern[:n])
     return sum(a + b for a, b in pattern) / len(pattern)
-
-
-def pair_share(f, static, x, first, ticks, *, warmup=0):
-    """The return map of the pair: both tasks' run_avgs move, the running
-    one by update_run_avg_running every tick, the waiting one by
-    fairness_update's decay_value, and each prio is recomputed where the
-    patch recomputes it (the running task's at the expiry of its slice,
-    the waiting task's when fairness_update reaches it).  return_map holds
-    the other task at one prio; where both run whole HZ/2 slices that prio
-    crosses a level on some rounds and not on others, and the count of its
-    slices per slice of the small task alternates (2, 3, 2, 2, 3 ...): the
-    share is the mean of that pattern, which this follows.  There can be
-    more than one such pattern at one set of parameters, and the history
-    picks one: houston_stability starts it from the spawn.
-
-    static: the two static prios; x: their run_avgs at the start (both
-    last updated then, each with the slice of its prio, both queued with
-    `first` ahead); first: the task that runs first.  Runs `ticks` ticks
-    after `warmup` ticks and returns the share of CPU of each over them.
-
-    The order is the patch's (scheduler_tick): the running task's run_avg
-    every tick; at the expiry of its slice, its prio and slice, and a
-    requeue at the tail of its prio list and of the lru list; then, on a
-    multiple of FAIRNESS_TICKS, fairness_update at the head of the lru
-    list (the running task stops the walk: its run_avg_timestamp is the
-    current tick), which requeues a task whose prio changed and preempts
-    for a prio better than the running one's.  schedule() takes the best
-    prio, and of two at one prio the one queued first (enqueue_task
-    appends to the prio list and the lru list alike, so that is the one
-    ahead in the lru list); a preempted task keeps the rest of its slice."""
-    x = [int(v) for v in x]
-    prio = [f.prio(max(1, v), s) for v, s in zip(x, static)]
-    rem = [f.slice(p, s) for p, s in zip(prio, static)]
-    stamp = [0, 0]
-    lru = [first, 1 - first]
-    run = first
-    ran = [0, 0]
-    t = 0
-    end = warmup + ticks
-    while t < end:
-        # to the next expiry, fairness_update or end of the warmup
-        nxt = min(t + rem[run], (t // f.fair + 1) * f.fair, warmup if t < warmup else end)
-        n = nxt - t
-        x[run] = f.run(x[run], n, first_dt=t + 1 - stamp[run])
-        stamp[run] = nxt
-        rem[run] -= n
-        if t >= warmup:
-            ran[run] += n
-        t = nxt
-        resched = False
-        if rem[run] == 0:
-            prio[run] = f.prio(max(1, x[run]), static[run])
-            rem[run] = f.slice(prio[run], static[run])
-            lru.remove(run)
-            lru.append(run)
-            resched = True
-        head = lru[0]
-        if t % f.fair == 0 and head != run and t - stamp[head] >= f.fair:
-            x[head] = f.decay(x[head], t - stamp[head])
-            stamp[head] = t
-            p = f.prio(max(1, x[head]), static[head])
-            if p != prio[head]:
-                prio[head] = p
-                lru.remove(head)
-                lru.append(head)
-            if p < prio[run]:
-                resched = True
-        if resched:
-            run = min((0, 1), key=lambda i: (prio[i], lru.index(i)))
-    total = sum(ran)
-    return [r / total for r in ran]

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._checks import check_int, check_number
 from . import houston
+from .mix_tasks import task_specs
 from .result import Result
 from .. import programs
 from ..simulator import Simulator
@@ -411,21 +412,20 @@ def default_seconds(params=None):
     return max(60.0, 30 * half_life_ticks / c["hz"])
 
 
-def classify_run(nices, *, params=None, seconds=None, seed=0, series_every=None, **criteria):
-    """Run CPU hogs of the given nice values on one CPU under houston-2003
-    with `params` (hz among them, as for pysched.analysis.houston) and classify what
-    their feedback loop did (classify_series, whose keywords `criteria`
-    passes on).  seconds=None: default_seconds(params).  series_every: the
-    sampling period in ticks (default: 10 ms).  Returns a MeasuredRun."""
+def classify_run(tasks, *, cpus=1, params=None, seconds=None, seed=0, series_every=None,
+                 **criteria):
+    """Run `tasks` under houston-2003 with `params` (hz among them, as for
+    pysched.analysis.houston) and classify what their feedback loop did
+    (classify_series, whose keywords `criteria` passes on).  tasks: nice
+    values (CPU hogs) and (run_ms, sleep_ms[, nice]) duty cycles (or dicts
+    with those keys), spawned in that order on `cpus` CPUs.
+    seconds=None: default_seconds(params).  series_every: the sampling
+    period in ticks (default: 10 ms).  Returns a MeasuredRun."""
     unknown = sorted(set(criteria) - set(CRITERIA))
     if unknown:
         raise TypeError(f"classify_run() got an unexpected keyword argument {unknown[0]!r}; its "
                         f"criteria (classify_series's) are {', '.join(CRITERIA)}")
-    if isinstance(nices, (str, bytes)) or not hasattr(nices, "__iter__"):
-        raise TypeError(f"nices must be a list of nice values, not {nices!r}")
-    nices = [check_int("nice", n, -20, 19) for n in nices]
-    if not nices:
-        raise ValueError("nices is empty: give at least one nice value")
+    specs = task_specs(tasks, "classify_run")
     if params is not None and not isinstance(params, dict):
         raise TypeError(f"params must be a dict, not {type(params).__name__}")
     params = dict(params or {})
@@ -436,11 +436,15 @@ def classify_run(nices, *, params=None, seconds=None, seed=0, series_every=None,
     if series_every is None:
         series_every = max(1, hz // 100)
     series_every = check_int("series_every", series_every, 1, 2**31 - 1)
-    sim = Simulator(PRESET, hz=hz, seed=seed, params=params, record="series",
+    sim = Simulator(PRESET, cpus=cpus, hz=hz, seed=seed, params=params, record="series",
                     series_fields=["prio", "cpu_ns"], series_every=series_every,
                     max_trace_bytes=1 << 30)
-    for n in nices:
-        sim.spawn(programs.cpu_hog(), nice=n)
+    for nice, run_ms, sleep_ms in specs:
+        if run_ms is None:
+            sim.spawn(programs.cpu_hog(), nice=nice)
+        else:
+            sim.spawn(programs.Program().loop().run(us=round(run_ms * 1000))
+                      .sleep(us=round(sleep_ms * 1000)).end(), nice=nice)
     sim.run(seconds=seconds)
     return classify_series(sim.series_times(), sim.series("cpu_ns"), sim.series("prio"),
                            _caller="classify_run", **criteria)

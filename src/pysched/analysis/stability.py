@@ -37,28 +37,24 @@ at the fixed point) from its spawn state to the moment it first competes
 (or to its floor: "starves"), then iterates the loop's return map -- one
 round is the other task's timeslice, the wait with its fairness_update
 re-evaluations, and the task's own turn of timeslices -- against the other
-task's stale prio, to its attractor, and the same for the other task.  The
-attractor's prio swing decides between "settles" (within cycle_levels
-levels: the quantization of a loop that holds its level) and "cycles".
+task's stale prio, to its attractor, and the same for the other task.
+That map names the reasons: how far one slice moves a task, how far a
+wait decays it, the loop gain, the floor.
 
-The shares predicted where it settles are the fixed point of the loop
-averaged with integer prios (tasks at a common level share the CPU by
-their timeslices), or, where the small task's turn is one HZ/2 timeslice
-(the shares are then counts of whole slices), those of the pair's return
-map (houston_loop.pair_share): both run_avgs move, the bigger task's prio
-crosses a level on some rounds and not others, so its slices per slice
-of the small task alternate (2, 3, 2 ...), and of the patterns the pair
-has at one set of parameters its history from the spawn picks one.
-Where it cycles, the return map's.  The settling time is when every prio has come,
-for good, within settle_levels of the range it keeps on the attractor (as
-pysched.analysis.measure.prio_settling_time measures a simulated run): the bigger
-task's run_avg moves from where running alone took it to its fixed point
-at the running decay rate, exp(-rate*t), its prio with it, and the small
-task follows the return map against that moving prio.  The fixed point's
-run_avg keeps decay_value's truncation (a value loses value*j/65536
-rounded toward zero a tick), which at long half-lives holds it some 10 %
-above inc*share/rate.  This is an analysis of a pair: for the
-fixed point of more tasks, houston_equilibrium.
+The verdict -- kind, shares, settling time, period -- is the loop's with
+both prios moving (pysched.analysis.houston_mix, the patch's formulas on
+the loop's state, event by event).  Holding one prio stale is what lets
+the return map be iterated alone, and what it gets wrong between the
+documented grid's lines: the other task's run_avg swings with every
+round, its prio crosses a level on some rounds and not on others, so the
+slices of one task per slice of the other alternate (2, 3, 2 ...), and
+the pattern the pair keeps is picked by its history from the spawn (half-life
+2891, nice_const 14703: the return map says a third for the +5 task, the
+loop and the simulator a quarter).  Where the two disagree on the kind,
+the why says so.  The fixed point's run_avg keeps decay_value's
+truncation (a value loses value*j/65536 rounded toward zero a tick), which
+at long half-lives holds it some 10 % above inc*share/rate.  For any set
+of tasks, sleepers and several CPUs among them: houston_mixture.
 """
 import math
 from dataclasses import dataclass
@@ -67,8 +63,8 @@ import numpy as np
 
 from . import houston
 from .houston import houston_equilibrium
-from .measure import default_seconds
-from .houston_loop import ATTRACTOR, MAX_PRIO, Patch, attractor, pair_share, return_map
+from .houston_mix import houston_mixture
+from .houston_loop import MAX_PRIO, Patch, attractor, return_map
 from .result import Result, moved_field
 from .._checks import check_int, check_number
 
@@ -78,14 +74,14 @@ class Stability(Result):
     """houston_stability's prediction for a pair of CPU hogs (a Result:
     short repr, as_dict(), to_frame(), NaN where a value does not exist).
 
-    kind: "settles", "cycles" or "starves"; why: the verdict in words.
-    shares: **the prediction, the shares to plot** -- each task's CPU
-    share, in the order of `nices`, as a run shows it (where it settles:
-    the level-quantized fixed point, or the pair's return map from the
-    spawn when the small task's turn is one HZ/2 slice; where it
-    cycles: the return map's; where it starves: 1 and 0).  settling_s:
-    seconds from the spawn until every prio stays within settle_levels of
-    the range it keeps on the attractor (NaN unless kind is "settles").
+    kind: "settles", "cycles", "starves" or "undecided" (the loop followed
+    with both prios moving, houston_mixture's); why: the verdict in words
+    and its reasons; return_map_kind: what the return map alone, one prio
+    held stale, says.  shares: **the prediction, the shares to plot** --
+    each task's CPU share, in the order of `nices`, over the last third of
+    the loop followed from the spawn.  settling_s: seconds from the spawn
+    until every prio stays within settle_levels of the range it keeps at
+    the end (NaN unless kind is "settles").
     Per task, in the order of `nices`:
 
     - fixed_point_shares (until 0.2: equilibrium_shares):
@@ -118,8 +114,9 @@ class Stability(Result):
     "value /= 2", 0.5 if exact); running_halflife_decay: what
     update_run_avg_running's tick-by-tick decay leaves of a value after
     one half-life; contact_s: seconds from the spawn until the small task
-    first gets the CPU (NaN: never); period_s: the attractor's period in
-    seconds (NaN where a task starves)."""
+    first gets the CPU (NaN: never); period_s: the period of the widest
+    prio swing at the end, in seconds (NaN where no prio moves or no
+    period repeats)."""
     SHOWN_FIELDS = ("shares", "settling_s", "period_s")
 
     kind: str
@@ -145,6 +142,7 @@ class Stability(Result):
     contact_s: float
     period_s: float
     why: str
+    return_map_kind: str = ""
 
 
 moved_field(Stability, "equilibrium_shares", "fixed_point_shares")
@@ -174,10 +172,12 @@ def houston_stability(nices, *, params=None, cycle_levels=3, settle_levels=1):
     settle_levels = check_number("settle_levels", settle_levels, 0, MAX_PRIO)
     f = Patch(params)
     eq = houston_equilibrium(nices, params=params)
-    return _analyse(f, nices, eq, cycle_levels, settle_levels)
+    loop = houston_mixture(nices, params=f.params_with_hz(), cycle_levels=cycle_levels,
+                           settle_levels=settle_levels)
+    return _analyse(f, nices, eq, cycle_levels, loop)
 
 
-def _analyse(f, nices, eq, cycle_levels, settle_levels):
+def _analyse(f, nices, eq, cycle_levels, loop):
     c = f.c
     static = [MAX_PRIO - 20 + n for n in nices]
     s_eq = np.asarray(eq.shares, dtype=float)
@@ -277,14 +277,14 @@ def _analyse(f, nices, eq, cycle_levels, settle_levels):
     if first.ran == 0:
         floor_x = first.x
         return _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, floor_x, floor_prio,
-                        below_floor, halflife_decay, running_halflife_decay, p_alone)
+                        below_floor, halflife_decay, running_halflife_decay, p_alone, loop)
     contact = first.waited
 
     # -- the return map from there: L against H's stale prio after H's slice
     rounds = return_map(f, static[lo], first.x, first.slice, 0, first.seen[-1], p_hi_post, q_hi)
     if rounds[-1].ran == 0:
         return _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, rounds[-1].x, floor_prio,
-                        below_floor, halflife_decay, running_halflife_decay, p_hi_post)
+                        below_floor, halflife_decay, running_halflife_decay, p_hi_post, loop)
     swing_lo, share_lo, period = attractor(rounds)
     q_lo = rounds[-1].slice
     # ... and H against L's stale prio at the end of L's turns
@@ -314,74 +314,44 @@ def _analyse(f, nices, eq, cycle_levels, settle_levels):
     discrete = np.zeros(2)
     discrete[lo], discrete[hi] = d_lo, 1 - d_lo
 
-    kind = "cycles" if max(swing_lo, swing_hi) > cycle_levels else "settles"
-    shares = np.zeros(2)
-    if kind == "cycles":
-        shares[lo], shares[hi] = share_lo, 1 - share_lo
-    elif rounds[-1].ran == q_lo == f.slice(static[lo], static[lo]):
-        # where L's turn is one HZ/2 slice the shares are counts of whole
-        # slices, not the level's balance.  But H's prio is not the one
-        # stale value return_map holds it at: its run_avg swings with every
-        # round and its prio crosses a level on some rounds and not on
-        # others, and the pair has more than one such pattern at one set of
-        # parameters (half-life 5189, nice_const 11593: one +5 slice per two
-        # nice-0 slices, a third, or a mix of two and three, 0.265), of
-        # which the run's history picks one.  So the pair is followed, both
-        # run_avgs moving, from the spawn (as classify_run spawns it: the
-        # first task runs first) over default_seconds, and its shares are
-        # those of the last third, which classify_run measures
-        ticks = int(default_seconds(f.params_with_hz()) * f.hz)
-        shares[:] = pair_share(f, static, x0, 0, ticks - 2 * ticks // 3,
-                               warmup=2 * ticks // 3)
-    else:
-        shares = discrete.copy()
-    settling = math.nan
-    if kind == "settles":
-        # the settling schedule: at contact H has the run_avg it reached
-        # running alone, which moves to the fixed point's at the running
-        # rate as the two share the CPU, and its prio with it; L follows the
-        # return map against that moving prio until H is within a level
-        excess = alone(contact) - x_hi_post
-
-        def sinking(ticks):
-            return f.prio(int(x_hi_post + excess * math.exp(-mu * ticks)), static[hi])
-
-        sunk = math.log(max(abs(excess), 1) / max(level_width[hi], 1)) / mu if excess else 0
-        schedule = return_map(f, static[lo], first.x, first.slice, 0, first.seen[-1], sinking, q_hi,
-                           until=sunk)
-        bands = [None, None]
-        bands[lo] = _band(rounds)
-        bands[hi] = _band(rounds_hi) if rounds_hi[-1].ran and rounds_hi[-1].waited else \
-            (p_hi_post, p_hi_post)
-        def h_prio(ticks):
-            if ticks < contact:
-                return f.prio(int(alone(ticks)), static[hi])
-            return sinking(ticks - contact)
-
-        settling = _settling(f, [first] + schedule, h_prio, bands[lo], bands[hi], settle_levels)
-    why = _why(kind, nices, lo, hi, s_eq, shares, step, decay, swing, q, f, period, gain,
-               cycle_levels, below_floor, floor, floor_prio)
-    return Stability(kind, settling, shares, s_eq, discrete, tie, np.array(p_eq), x_eq, level_width,
-                     np.array(q), step, decay, swing, gain, floor, floor_prio, below_floor,
-                     x_want < f.min,
-                     halflife_decay, running_halflife_decay, contact / f.hz, period / f.hz, why)
+    held = "cycles" if max(swing_lo, swing_hi) > cycle_levels else "settles"
+    if loop.kind == "starves":
+        return _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, rounds[-1].x, floor_prio,
+                        below_floor, halflife_decay, running_halflife_decay, p_hi_post, loop, held)
+    why = _why(loop, held, nices, lo, hi, s_eq, step, decay, swing, q, f, gain, cycle_levels,
+               below_floor, floor, floor_prio)
+    return Stability(loop.kind, loop.settling_s, loop.shares, s_eq, discrete, tie, np.array(p_eq),
+                     x_eq, level_width, np.array(q), step, decay, swing, gain, floor, floor_prio,
+                     below_floor, x_want < f.min, halflife_decay, running_halflife_decay,
+                     contact / f.hz, loop.period_s, why, held)
 
 
 def _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, floor_x, floor_prio, below_floor,
-             halflife_decay, running_halflife_decay, ref_prio):
-    shares = np.zeros(2)
-    shares[hi] = 1.0
+             halflife_decay, running_halflife_decay, ref_prio, loop, held="starves"):
+    """A Stability where the return map or the loop starves a task: the
+    return map's quantities at its attractor do not exist (NaN)."""
     stuck = f.prio(floor_x, static[lo])
-    why = (f"Task {lo + 1} (nice {nices[lo]}) starves: waiting, its run_avg decays only to "
-           f"{floor_x} (decay_value over FAIRNESS_TICKS={f.fair} truncates to no change there; "
-           f"MIN_RUN_AVG is {f.min}), where effective_prio gives it prio {stuck}, worse than the "
-           f"{ref_prio} of task {hi + 1} (nice {nices[hi]}): it never runs again. The fixed point "
-           f"wants its run_avg at {x_want[lo]:.3g} (a share of {s_eq[lo]:.2g}).")
+    reason = (f"waiting, its run_avg decays only to {floor_x} (decay_value over "
+              f"FAIRNESS_TICKS={f.fair} truncates to no change there; MIN_RUN_AVG is {f.min}), "
+              f"where effective_prio gives it prio {stuck}, worse than the {ref_prio} of task "
+              f"{hi + 1} (nice {nices[hi]}): it never runs again.")
+    small = f"Task {lo + 1} (nice {nices[lo]})"
+    if loop.kind == "starves" and held == "starves":
+        why = (f"{small} starves: {reason} The fixed point wants its run_avg at {x_want[lo]:.3g} "
+               f"(a share of {s_eq[lo]:.2g}).")
+    elif held == "starves":
+        why = (f"{loop.why} The return map, which holds the other task's prio stale, starves "
+               f"{small[0].lower() + small[1:]}: {reason} With both prios moving, it does not.")
+    else:
+        why = (f"{loop.why} The return map, which holds the other task's prio stale, says it "
+               f"{held}.")
     nan = np.full(2, np.nan)
-    return Stability("starves", math.nan, shares, s_eq, shares.copy(), float("nan"), np.array(p_eq),
-                     x_want, x_want * (math.exp(f.k) - 1), nan, nan.copy(), nan.copy(), nan.copy(),
-                     float("nan"), int(floor_x), floor_prio, below_floor, x_want < f.min,
-                     halflife_decay, running_halflife_decay, math.nan, math.nan, why)
+    shares = loop.shares
+    return Stability(loop.kind, loop.settling_s, shares, s_eq, shares.copy(), float("nan"),
+                     np.array(p_eq), x_want, x_want * (math.exp(f.k) - 1), nan, nan.copy(),
+                     nan.copy(), nan.copy(), float("nan"), int(floor_x), floor_prio, below_floor,
+                     x_want < f.min, halflife_decay, running_halflife_decay, math.nan,
+                     loop.period_s, why, held)
 
 
 def _loop_gain(f, static, last, ref_prio, ref_slice):
@@ -421,54 +391,31 @@ def _discrete_share(f, static, lo, hi, tie, q_lo, q_hi, mean_run_avg):
     return tie if abs(a - tie) < 1e-6 else a
 
 
-def _band(rounds):
-    """The prio range of the attractor (its last ATTRACTOR rounds)."""
-    seen = [p for r in rounds[-ATTRACTOR:] for p in r.seen]
-    return min(seen), max(seen)
-
-
-def _settling(f, rounds, h_prio, band_lo, band_hi, levels):
-    """When the loop settles on the settling schedule, measured as
-    pysched.analysis.measure.prio_settling_time measures a simulated run: the first
-    moment after which each task's prio stays within `levels` of the range
-    it keeps on the attractor (band_lo for L, band_hi for H), in seconds
-    from the spawn.  L's prios are those the return map gave it (the
-    approach, then the schedule's rounds, each at its tick); H's is
-    h_prio(ticks), looked at where L's are."""
-    def out(p, band):
-        return p < band[0] - levels or p > band[1] + levels
-
-    back = 0
-    t0 = 0
-    for r in rounds:
-        for p, dt in zip(r.seen, r.at):
-            t = t0 + dt
-            if out(p, band_lo) or out(h_prio(t), band_hi):
-                back = None
-            elif back is None:
-                back = t
-        t0 += r.waited + r.ran
-    return (t0 if back is None else back) / f.hz
-
-
-def _why(kind, nices, lo, hi, s_eq, shares, step, decay, swing, q, f, period, gain, cycle_levels,
+def _why(loop, held, nices, lo, hi, s_eq, step, decay, swing, q, f, gain, cycle_levels,
          below_floor, floor, floor_prio):
     small, big = f"task {lo + 1} (nice {nices[lo]})", f"task {hi + 1} (nice {nices[hi]})"
     text = (f"One {q[lo]}-tick timeslice of {small} moves its run_avg by {step[lo]:.2g} prio "
             f"levels, and it decays by {decay[lo]:.2g} levels while {big} runs its {q[hi]}-tick "
             f"slice, which moves {big}'s own run_avg by {step[hi]:.2g} levels. ")
-    if kind == "cycles":
-        text += (f"The loop cannot hold a level: {small}'s prio swings over {swing[lo]:.0f} levels "
-                 f"({big}: {swing[hi]:.0f}), more than {cycle_levels:g}, every "
-                 f"{period / f.hz:.3g} s, and it gets {shares[lo]:.3g} of the CPU against the "
-                 f"fixed point's {s_eq[lo]:.3g}.")
+    if loop.kind == "cycles":
+        text += (f"The loop cannot hold a level: the prios swing over {loop.amplitude_levels:.0f} "
+                 f"levels, more than {cycle_levels:g}, every {loop.period_s:.3g} s, and "
+                 f"{small} gets {loop.shares[lo]:.3g} of the CPU against the fixed point's "
+                 f"{s_eq[lo]:.3g}.")
         if below_floor[lo]:
             text += (f" The fixed point puts its run_avg below {max(floor, f.min)}, where "
                      f"decay_value stops decaying it (prio {floor_prio[lo]}): it cannot get "
                      f"there.")
+    elif loop.kind == "settles":
+        text += (f"It settles in {loop.settling_s:.3g} s: the prios keep within "
+                 f"{max(loop.swing_levels):.0f} level(s) and {small} gets {loop.shares[lo]:.3g} "
+                 f"of the CPU (fixed point {s_eq[lo]:.3g}).")
     else:
-        text += (f"It settles: the prios swing over at most {max(swing):.0f} level(s) and "
-                 f"{small} gets {shares[lo]:.3g} of the CPU (fixed point {s_eq[lo]:.3g}).")
+        text += loop.why
+    if held != loop.kind:
+        text += (f" (The return map, which holds one task's prio stale, would say it {held}: "
+                 f"{small}'s prio swings over {swing[lo]:.0f} levels there; the loop with both "
+                 f"prios moving is the verdict.)")
     text += (f" The return map carries {abs(gain):.2g} of a deviation of its run_avg from one turn "
              f"into the next.")
     return text
