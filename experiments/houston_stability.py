@@ -21,9 +21,9 @@ import numpy as np
 import pysched as ps
 
 PAIRS = [(-20, 19), (0, 5)]
-KINDS = ("settles", "cycles", "starves")
-COLOURS = {"settles": "#9ecae1", "cycles": "#fdae6b", "starves": "#bdbdbd"}
-LETTER = {"settles": "s", "cycles": "c", "starves": "x"}
+KINDS = ("settles", "cycles", "starves", "undecided")
+COLOURS = {"settles": "#9ecae1", "cycles": "#fdae6b", "starves": "#bdbdbd", "undecided": "#ffffff"}
+LETTER = {"settles": "s", "cycles": "c", "starves": "x", "undecided": "u"}
 
 
 def axes(size):
@@ -67,7 +67,7 @@ def summary(rows):
 
 def table(rows, hls, ncs, pair):
     print(f"\nnice {pair[0]} vs {pair[1]}: predicted / simulated kind (s: settles, c: cycles, "
-          f"x: starves), the nice {pair[rows[0]['small']]} task's share in %, * where the kinds "
+          f"x: starves, u: undecided), the nice {pair[rows[0]['small']]} task's share in %, * where the kinds "
           f"differ\n")
     print(f"{'halflife / nice_const':>22} " + " ".join(f"{n:>15}" for n in ncs))
     for hl in hls:
@@ -112,7 +112,7 @@ def plot(path, results, hls, ncs):
             ax.set_title(f"nice {pair[0]} vs {pair[1]}: {who}", fontsize=10)
     fig.legend([Patch(color=COLOURS[k]) for k in KINDS] +
                [Rectangle((0, 0), 1, 1, fill=False, edgecolor="red", linewidth=2)],
-               list(KINDS) + ["kinds differ"], loc="lower center", ncol=4)
+               list(KINDS) + ["kinds differ"], loc="lower center", ncol=5)
     fig.suptitle("houston-2003, two CPU hogs: the small task's share (and settling time) per "
                  "cell", fontsize=11)
     fig.tight_layout(rect=(0, 0.03, 1, 0.97))

@@ -149,3 +149,17 @@ def test_the_result_has_a_row_per_task_and_nan_for_a_hog_duty_cycle():
 def test_bad_arguments_are_named_with_the_function_called(tasks, kwargs, error, message):
     with pytest.raises(error, match=message):
         houston_mixture(tasks, **kwargs)
+
+
+def test_a_burst_ending_at_the_tick_that_expires_its_slice_is_credited_the_wait_behind_the_hogs():
+    # an X server that runs 20 ms and sleeps 10 ms among four hogs: when its
+    # burst ends at the tick that expires its slice, the tick switches it out
+    # first; it blocks only when it next runs, hundreds of ms later, and
+    # activate_task credits that wait (run_avg_timestamp is the tick it last
+    # ran at).  Its sleep_avg climbs, and it gets more than a fifth of the CPU
+    tasks = [(20, 10), 0, 0, 0, 0]
+    r = houston_mixture(tasks, seconds=120)
+    m = classify_run(tasks, seconds=120)
+    assert r.sleep_avg[0] > 5000
+    assert r.shares[0] > 0.3
+    assert np.all(np.abs(r.shares - m.shares) <= 0.01)

@@ -194,16 +194,25 @@ class _Loop:
             resched = True
         if t % every == 0:
             resched |= self.fairness_update(t)
-        if cur is not None and self.left[cur] == 0:
-            self.wake[cur] = t + self.nap[cur]
-            self.left[cur] = self.burst[cur]
+        # the tick comes first at an instant: a task whose burst ends at a
+        # tick that reschedules is switched out before it can block, and
+        # blocks when it next runs, its run_avg_timestamp still this tick's
+        if cur is not None and self.left[cur] == 0 and not resched:
+            self.block(cur, t)
             resched = True
         for i in range(self.n):
             if self.wake[i] == t:
                 resched |= self.activate(i, t)
         if resched:
             self.cur = self.pick()
+            while self.cur is not None and self.left[self.cur] == 0:
+                self.block(self.cur, t)
+                self.cur = self.pick()
         return t
+
+    def block(self, i, t):
+        self.wake[i] = t + self.nap[i]
+        self.left[i] = self.burst[i]
 
     def fairness_update(self, t):
         q = sorted(self.queued(), key=lambda i: self.seq[i])
