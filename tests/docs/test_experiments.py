@@ -111,6 +111,18 @@ def test_the_figures_between_the_grid_lines_are_the_defaults_of_houston_offgrid(
 
 
 @pytest.mark.slow
+def test_the_figures_of_the_mixtures_are_the_defaults_of_houston_mixture():
+    out = run("houston_mixture.py")
+    printed = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^(.*\(\d CPUs?\)): kind (\d+/\d+), shares within 0.03 (\d+/\d+), worst ([\d.]+);",
+        out, re.M)}
+    claimed = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^\| (.*\(\d CPUs?\)) \| (\d+/\d+) \| (\d+/\d+) \| ([\d.]+) \|$",
+        page("houston-stability.md"), re.M)}
+    assert len(printed) == 3 and claimed == printed
+
+
+@pytest.mark.slow
 def test_the_figures_of_the_interbench_matrix_are_its_defaults():
     out = run("interbench_matrix.py")
     claim = page("interbench.md")

@@ -51,10 +51,12 @@ one task (find_busiest_queue), which counts differing by one never give.
 A placement the balancer would change (counts two or more apart cannot
 arise from spawn() alone) is not analysed.
 
-What it cannot decide it says ("undecided"): a loop still on its way at
-the end of the horizon -- a task's mean run_avg moves by more than the
-width of a prio level between the two halves of the last third, which
-the kind is read from: where it goes is past the horizon."""
+What it cannot decide it says ("undecided"): a loop whose prios hold
+still at the end of the horizon while it is still on its way -- a task's
+mean run_avg moves by more than the width of a prio level between the
+two halves of the last third, which the kind is read from: where it
+settles is past the horizon.  (A loop that cycles swings by many levels
+within the last third; its means move with the phase of the swing.)"""
 import math
 from dataclasses import dataclass
 
@@ -356,7 +358,7 @@ def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
     mid = (tail + len(times)) // 2
     width = run_avg[tail:].mean(axis=0) * (math.exp(f.k) - 1)
     moved = np.abs(run_avg[mid:].mean(axis=0) - run_avg[tail:mid].mean(axis=0))
-    if kind != "starves" and np.any(moved > width):
+    if kind == "settles" and np.any(moved > width):
         kind = "undecided"
     starving = int(np.argmin(run.shares)) if kind == "starves" else -1
     low = prio[tail:].min(axis=0).astype(int)
