@@ -51,12 +51,14 @@ one task (find_busiest_queue), which counts differing by one never give.
 A placement the balancer would change (counts two or more apart cannot
 arise from spawn() alone) is not analysed.
 
-What it cannot decide it says ("undecided"): a loop whose prios hold
-still at the end of the horizon while it is still on its way -- a task's
-mean run_avg moves by more than the width of a prio level between the
-two halves of the last third, which the kind is read from: where it
-settles is past the horizon.  (A loop that cycles swings by many levels
-within the last third; its means move with the phase of the swing.)"""
+What it cannot decide it says ("undecided"): a loop still on its way at
+the end of the horizon -- between the two halves of the last third,
+which the kind is read from, both ends of a task's prio range move the
+same way by two levels or more, or (where the prios hold still) its
+mean run_avg moves by more than the width of a level: where it ends up
+is past the horizon.  (Where the loop cycles, run_avg swings by many
+level widths and its means move with the phase of the swing; the ends
+of the prio range do not.)"""
 import math
 from dataclasses import dataclass
 
@@ -358,14 +360,21 @@ def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
     mid = (tail + len(times)) // 2
     width = run_avg[tail:].mean(axis=0) * (math.exp(f.k) - 1)
     moved = np.abs(run_avg[mid:].mean(axis=0) - run_avg[tail:mid].mean(axis=0))
-    if kind == "settles" and np.any(moved > width):
+    # a band that moves: both ends of a task's prio range, the same way
+    lows = prio[mid:].min(axis=0) - prio[tail:mid].min(axis=0)
+    highs = prio[mid:].max(axis=0) - prio[tail:mid].max(axis=0)
+    shifted = np.where(np.sign(lows) == np.sign(highs), np.minimum(abs(lows), abs(highs)), 0)
+    moved = moved / width if kind == "settles" else np.zeros(n)
+    drift = np.maximum(moved, shifted / 2)
+    if kind != "starves" and np.any(drift > 1 - 1e-9):
         kind = "undecided"
     starving = int(np.argmin(run.shares)) if kind == "starves" else -1
     low = prio[tail:].min(axis=0).astype(int)
     high = prio[tail:].max(axis=0).astype(int)
     cycle = run.cycle
     demand = np.array([1.0 if s[1] is None else s[1] / (s[1] + s[2]) for s in specs])
-    why = _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, moved / width)
+    why = _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drift, shifted,
+               moved)
     nan = float("nan")
     return HoustonMixture(
         kind, starving, run.settling_s if kind == "settles" else nan,
@@ -383,7 +392,8 @@ def _name(i, s):
     return f"task {i + 1} ({what}, nice {s[0]})"
 
 
-def _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drift):
+def _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drift, shifted,
+         moved):
     placed = ""
     if cpus > 1:
         placed = ("Placed as spawn() places them (" +
@@ -396,10 +406,11 @@ def _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drif
                          f"{high[starving]}, never better than the prio of the tasks that run.")
     if kind == "undecided":
         i = int(np.argmax(drift))
-        return placed + (f"Undecided: the loop is still on its way at the end of the horizon: the "
-                         f"run_avg of {_name(i, specs[i])} moves by {drift[i]:.2g} prio levels "
-                         "between the two halves of the last third, which the kind is read from; "
-                         "follow it longer (seconds=).")
+        return placed + (f"Undecided: the loop is still on its way at the end of the horizon: "
+                         f"{_name(i, specs[i])} moves on (its prio range by {shifted[i]:.0f} "
+                         f"levels, its mean run_avg by {moved[i]:.2g} level widths) "
+                         "between the two halves of the last third, which the kind is read "
+                         "from; follow it longer (seconds=).")
     parts = []
     for i, s in enumerate(specs):
         got = run.shares[i]
