@@ -41,6 +41,65 @@ int u64_arg(PyObject *o, const char *what, uint64_t *out) {
   return 0;
 }
 
+/* A set of CPUs from a Python int (bit c: CPU c), or -1 with TypeError or
+ * ValueError naming it. */
+int cpumask_arg(PyObject *o, const char *what, psCpuMask *out) {
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *bits = PyObject_CallMethod(o, "bit_length", NULL);
+  if (!bits) return -1;
+  long nbits = PyLong_AsLong(bits);
+  Py_DECREF(bits);
+  if (nbits == -1 && PyErr_Occurred()) return -1;
+  int negative = PyObject_RichCompareBool(o, Py_False, Py_LT);
+  if (negative < 0) return -1;
+  if (negative || nbits > PS_MAX_CPUS) {
+    PyErr_Format(PyExc_ValueError, "%s=%R is outside the allowed range 0..2**%d-1 (CPUs 0..%d)",
+                 what, o, PS_MAX_CPUS, PS_MAX_CPUS - 1);
+    return -1;
+  }
+  ps_cpumask_zero(out);
+  Py_INCREF(o);
+  for (int i = 0; i < PS_CPUMASK_WORDS && o; i++) {
+    out->w[i] = PyLong_AsUnsignedLongLongMask(o);
+    PyObject *shift = PyLong_FromLong(64), *rest = shift ? PyNumber_Rshift(o, shift) : NULL;
+    Py_XDECREF(shift);
+    Py_DECREF(o);
+    o = rest;
+  }
+  if (!o) return -1;
+  Py_DECREF(o);
+  return 0;
+}
+
+/* A set of CPUs as a Python int (bit c: CPU c). */
+PyObject *cpumask_to_int(const psCpuMask *s) {
+  int top = PS_CPUMASK_WORDS - 1;
+  while (top > 0 && !s->w[top]) top--;
+  PyObject *r = PyLong_FromUnsignedLongLong(s->w[top]);
+  PyObject *shift = PyLong_FromLong(64);
+  for (int i = top - 1; r && shift && i >= 0; i--) {
+    PyObject *up = PyNumber_Lshift(r, shift);
+    Py_DECREF(r);
+    PyObject *word = up ? PyLong_FromUnsignedLongLong(s->w[i]) : NULL;
+    r = word ? PyNumber_Or(up, word) : NULL;
+    Py_XDECREF(up);
+    Py_XDECREF(word);
+  }
+  if (!shift) Py_CLEAR(r);
+  Py_XDECREF(shift);
+  return r;
+}
+
+PyObject *pyp_task_field(const psModel *m, const psData *d, const psTask *t, int i) {
+  const psFieldInfo *f = ps_field_info(m, i);
+  if (i < ps_ntask_fields && f->offset == offsetof(psTask, cpus_allowed))
+    return cpumask_to_int(&t->cpus_allowed);
+  return pyp_field_value(f, ps_task_value(m, d, t, i));
+}
+
 /* The preset a Python argument names: a preset name or a PolicyDef. */
 const psPreset *preset_arg(const module_state *st, PyObject *o) {
   const psPreset *p = pyp_preset(st, o);

@@ -112,8 +112,8 @@ static int x_yield(const psModel *m, psData *d, psTask *from, psTask *to) {
 static void x_set_weight(const psModel *m, psData *d, psTask *p, uint32_t w) {
   VOID_OP(set_weight, EXT_OP_SET_WEIGHT, p, 2, VIEW(p), INT((long)w));
 }
-static void x_set_cpumask(const psModel *m, psData *d, psTask *p, uint64_t mask) {
-  VOID_OP(set_cpumask, EXT_OP_SET_CPUMASK, p, 2, VIEW(p), U64(mask));
+static void x_set_cpumask(const psModel *m, psData *d, psTask *p, const psCpuMask *mask) {
+  VOID_OP(set_cpumask, EXT_OP_SET_CPUMASK, p, 2, VIEW(p), cpumask_to_int(mask));
 }
 static void x_update_idle(const psModel *m, psData *d, int32_t cpu, int idle) {
   VOID_OP(update_idle, EXT_OP_UPDATE_IDLE, NULL, 2, INT(cpu), PyBool_FromLong(idle));
@@ -405,13 +405,14 @@ PyObject *pyx_select_cpu_dfl(Context *c, PyObject *const *args, Py_ssize_t n) {
 
 PyObject *pyx_pick_idle_cpu(Context *c, PyObject *const *args, Py_ssize_t n) {
   if (!live(c)) return NULL;
-  uint64_t mask, flags;
+  psCpuMask mask;
+  uint64_t flags;
   if (n != 2) {
     PyErr_SetString(PyExc_TypeError, "ext_pick_idle_cpu takes (cpus_allowed, flags)");
     return NULL;
   }
-  if (u64_arg(args[0], "cpus_allowed", &mask) || u64_arg(args[1], "flags", &flags)) return NULL;
-  return PyLong_FromLong(scx_bpf_pick_idle_cpu(c->m, c->d, mask, flags));
+  if (cpumask_arg(args[0], "cpus_allowed", &mask) || u64_arg(args[1], "flags", &flags)) return NULL;
+  return PyLong_FromLong(scx_bpf_pick_idle_cpu(c->m, c->d, &mask, flags));
 }
 
 PyObject *pyx_test_and_clear_cpu_idle(Context *c, PyObject *arg) {

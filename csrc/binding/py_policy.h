@@ -16,6 +16,16 @@ static inline PyObject *pyp_field_value(const psFieldInfo *f, int64_t v) {
                              : PyLong_FromLongLong(v);
 }
 
+/* A set of CPUs from a Python int (bit c: CPU c), or -1 with TypeError or
+ * ValueError naming it; and a set as a Python int (convert.c). */
+int cpumask_arg(PyObject *o, const char *what, psCpuMask *out);
+PyObject *cpumask_to_int(const psCpuMask *s);
+
+/* Task t's field i (ps_field_info) as a Python int: cpus_allowed the
+ * whole set of CPUs (bit c: CPU c, past 63 too), the others as
+ * pyp_field_value (convert.c). */
+PyObject *pyp_task_field(const psModel *m, const psData *d, const psTask *t, int i);
+
 /* Add the types PolicyDef, PolicyContext, Task and Runqueue to the module,
  * and to its state st. */
 int pyp_add_types(PyObject *module, module_state *st);

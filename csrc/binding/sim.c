@@ -298,27 +298,41 @@ static PyObject *Sim_ensure_channels(SimObject *self, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* add_program([(kind, arg, arg2, dist, a, b), ...]) -> program id */
+/* add_program([(kind, arg, arg2, dist, a, b), ...]) -> program id; a
+ * set_affinity op's arg is its CPUs as an int mask (bit c: CPU c) */
 static PyObject *Sim_add_program(SimObject *self, PyObject *arg) {
   READY_TO_CHANGE(self);
   PyObject *seq = PySequence_Fast(arg, "a program is a sequence of op tuples");
   if (!seq) return NULL;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   psOp *ops = PyMem_Calloc(n ? (size_t)n : 1, sizeof(psOp));
-  if (!ops) { Py_DECREF(seq); return PyErr_NoMemory(); }
+  psCpuMask *masks = PyMem_Calloc(n ? (size_t)n : 1, sizeof(psCpuMask));
+  int nmasks = 0;
+  if (!ops || !masks) {
+    PyMem_Free(ops);
+    PyMem_Free(masks);
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
   for (Py_ssize_t i = 0; i < n; i++) {
     psOp *o = &ops[i];
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iiiidd;an op is (kind, arg, arg2, dist, a, b)",
-                          &o->kind, &o->arg, &o->arg2, &o->d.kind, &o->d.a, &o->d.b)) {
+    PyObject *a;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iOiidd;an op is (kind, arg, arg2, dist, a, b)",
+                          &o->kind, &a, &o->arg2, &o->d.kind, &o->d.a, &o->d.b) ||
+        (o->kind == PS_OP_AFFINITY ? cpumask_arg(a, "set_affinity mask", &masks[nmasks])
+                                   : !PyArg_Parse(a, "i;an op's arg is an int", &o->arg))) {
       PyMem_Free(ops);
+      PyMem_Free(masks);
       Py_DECREF(seq);
       return NULL;
     }
+    if (o->kind == PS_OP_AFFINITY) o->arg = nmasks++;
   }
   Py_DECREF(seq);
   char err[PS_ERRLEN];
-  int id = ps_add_program(&self->m, ops, (int)n, err, sizeof err);
+  int id = ps_add_program(&self->m, ops, (int)n, masks, nmasks, err, sizeof err);
   PyMem_Free(ops);
+  PyMem_Free(masks);
   if (id < 0) return raise_value(err);
   return PyLong_FromLong(id);
 }
@@ -345,11 +359,11 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   READY_TO_CHANGE(self);
   int prog, nice, policy, rt, cpu, time_slice;
   const char *name;
-  uint64_t mask;
+  psCpuMask mask;
   PyObject *mask_obj, *init;
   if (!PyArg_ParseTuple(args, "isiiiOiO!i", &prog, &name, &nice, &policy, &rt, &mask_obj, &cpu,
                         &PyDict_Type, &init, &time_slice) ||
-      u64_arg(mask_obj, "cpus_allowed mask", &mask))
+      cpumask_arg(mask_obj, "cpus_allowed mask", &mask))
     return NULL;
   const psPolicy *pol = self->m.policy;
   int32_t fields[32];
@@ -383,7 +397,7 @@ static PyObject *Sim_spawn(SimObject *self, PyObject *args) {
   }
   char err[PS_ERRLEN];
   self->busy = 1;
-  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, mask, cpu, ninit, fields,
+  int pid = ps_spawn(&self->m, &self->d, prog, name, nice, policy, rt, &mask, cpu, ninit, fields,
                      values, time_slice, err, sizeof err);
   self->busy = 0;
   if (call_failed(self)) return NULL;
@@ -507,11 +521,11 @@ static PyObject *Sim_post(SimObject *self, PyObject *args) {
 static PyObject *Sim_set_affinity(SimObject *self, PyObject *args) {
   READY(self);
   int pid;
-  uint64_t mask;
+  psCpuMask mask;
   PyObject *mask_obj;
-  if (!PyArg_ParseTuple(args, "iO", &pid, &mask_obj) || u64_arg(mask_obj, "cpus_allowed mask", &mask))
+  if (!PyArg_ParseTuple(args, "iO", &pid, &mask_obj) || cpumask_arg(mask_obj, "cpus_allowed mask", &mask))
     return NULL;
-  return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_AFFINITY, .mask = mask});
+  return sim_syscall(self, pid, (psSyscall){.kind = PS_SYS_AFFINITY, .cpus = &mask});
 }
 
 /* policy_call(op, args): a request of the policy's own (psHooks.control),

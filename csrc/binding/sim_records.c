@@ -8,7 +8,7 @@
 static PyObject *task_dict(SimObject *self, const psTask *t) {
   PyObject *d = PyDict_New();
   for (int i = 0; d && i < ps_nfields(&self->m); i++) {
-    PyObject *o = pyp_field_value(ps_field_info(&self->m, i), ps_task_value(&self->m, &self->d, t, i));
+    PyObject *o = pyp_task_field(&self->m, &self->d, t, i);
     if (!o || PyDict_SetItemString(d, ps_field_info(&self->m, i)->name, o)) Py_CLEAR(d);
     Py_XDECREF(o);
   }

@@ -352,7 +352,7 @@ static PyObject *TaskView_getattro(TaskView *self, PyObject *name) {
     return PyObject_GenericGetAttr((PyObject *)self, name);
   }
   psTask *t = view_task(self);
-  return t ? pyp_field_value(ps_field_info(c->m, i), ps_task_value(c->m, c->d, t, i)) : NULL;
+  return t ? pyp_task_field(c->m, c->d, t, i) : NULL;
 }
 
 /* What a policy may set: prio, static_prio, time_slice, cpu (of a task
@@ -403,7 +403,7 @@ static int TaskView_setattro(TaskView *self, PyObject *name, PyObject *value) {
   } else if (!strcmp(fname, "cpu")) {
     lo = 0, hi = c->m->ncpu - 1;
     int running = &c->d->task[c->d->cpu[t->cpu].curr] == t && ps_index(c->d, t) != c->moving;
-    if (!overflow && v >= lo && v <= hi && (running || t->is_idle || !(t->cpus_allowed >> v & 1))) {
+    if (!overflow && v >= lo && v <= hi && (running || t->is_idle || !ps_cpu_test(&t->cpus_allowed, (int)v))) {
       PyErr_Format(PyExc_ValueError, "pid %d: cpu=%lld is not allowed (%s)", t->pid, v,
                    t->is_idle ? "an idle task stays on its CPU"
                    : running  ? "it is running: the engine moves it"
@@ -479,11 +479,11 @@ static PyObject *TaskView_get_name(TaskView *self, void *closure) {
 /* sched_ext's names for the affinity (p->cpus_ptr, p->nr_cpus_allowed) */
 static PyObject *TaskView_get_cpus_ptr(TaskView *self, void *closure) {
   psTask *t = view_task(self);
-  return t ? PyLong_FromUnsignedLongLong(t->cpus_allowed) : NULL;
+  return t ? cpumask_to_int(&t->cpus_allowed) : NULL;
 }
 static PyObject *TaskView_get_nr_cpus_allowed(TaskView *self, void *closure) {
   psTask *t = view_task(self);
-  return t ? PyLong_FromLong(__builtin_popcountll(t->cpus_allowed)) : NULL;
+  return t ? PyLong_FromLong(ps_cpumask_weight(&t->cpus_allowed)) : NULL;
 }
 
 static PyGetSetDef TaskView_getset[] = {

@@ -28,7 +28,7 @@ const psFieldInfo ps_task_fields[] = {
     TASK_FIELD(nice, PS_F_I32, "nice value -20..19"),
     TASK_FIELD(time_slice, PS_F_I32, "ticks left in the timeslice"),
     TASK_FIELD(cpu, PS_F_I32, "CPU it runs or last ran on"),
-    TASK_FIELD(cpus_allowed, PS_F_U64, "affinity: bit i set if it may run on CPU i"),
+    TASK_FIELD(cpus_allowed, PS_F_U64, "affinity: bit i set if it may run on CPU i (CPUs 0..63)"),
     TASK_FIELD(on_rq, PS_F_I32, "1 if queued on its CPU's runqueue (runnable)"),
     TASK_FIELD(cpu_ns, PS_F_I64, "CPU time, ns"),
     TASK_FIELD(wait_ns, PS_F_I64, "runnable but waiting, ns"),
@@ -216,7 +216,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
     idle->is_idle = 1;
     idle->cpu = c;
     idle->prio = idle->static_prio = m->policy->max_prio;
-    idle->cpus_allowed = (uint64_t)1 << c;
+    idle->cpus_allowed = ps_cpumask_of(c);
     snprintf(idle->name, PS_NAME_LEN, "swapper/%d", c);
     psCpu *cpu = &d->cpu[c];
     cpu->curr = cpu->idle = c;
@@ -413,10 +413,12 @@ static int runnable_agree(const psModel *m, const psData *d, char *err, int errl
 void ps_forget_runnable(psData *d) { ps_fast(d)->runnable_known = 0; }
 
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
-                  int rt_priority, uint64_t cpus_allowed, int cpu, int ninit,
+                  int rt_priority, const psCpuMask *cpus, int cpu, int ninit,
                   const int32_t *init_field, const int64_t *init_value, int time_slice,
                   char *err, int errlen) {
-  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+  psCpuMask cpus_allowed;
+  ps_cpumask_fill(&cpus_allowed, m->ncpu);
+  ps_cpumask_and(&cpus_allowed, &cpus_allowed, cpus);
   const char *bad = prog < 0 || prog >= m->nprogs ? "prog names no program"
                     : nice < -20 || nice > 19      ? "nice is outside -20..19"
                     : policy < PS_SCHED_NORMAL || policy > PS_SCHED_RR
@@ -424,8 +426,8 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
                     : (policy == PS_SCHED_NORMAL ? rt_priority != 0
                                                  : rt_priority < 1 || rt_priority > 99)
                         ? "rt_priority must be 1..99 for fifo/rr and 0 for normal"
-                    : !(cpus_allowed & all) ? "cpus_allowed names no CPU of this machine"
-                    : cpu >= m->ncpu || (cpu >= 0 && !(cpus_allowed >> cpu & 1))
+                    : !ps_cpumask_any(&cpus_allowed) ? "cpus_allowed names no CPU of this machine"
+                    : cpu >= m->ncpu || (cpu >= 0 && !ps_cpu_test(&cpus_allowed, cpu))
                         ? "cpu is not one of the task's allowed CPUs"
                     : time_slice < 0 || time_slice > 1000000 ? "time_slice is outside 1..1000000"
                                                              : NULL;
@@ -447,7 +449,6 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
     psu_field_write(f->at == PS_AT_TASK ? (void *)&probe : (void *)probe.priv, f, init_value[k]);
   }
   if (m->hooks.check_init(m, &probe, err, errlen)) return -1;
-  cpus_allowed &= all;
   if (d->nlive >= m->max_tasks) {
     snprintf(err, errlen, "task limit reached: max_tasks=%d live tasks", m->max_tasks);
     return -1;
@@ -462,8 +463,8 @@ int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, 
       f->runnable_known = 1;
     }
     int best = -1;
-    for (int c = 0; c < m->ncpu; c++)
-      if ((cpus_allowed >> c & 1) && (best < 0 || f->runnable[c] < f->runnable[best])) best = c;
+    PS_FOR_EACH_CPU(c, &cpus_allowed)
+      if (best < 0 || f->runnable[c] < f->runnable[best]) best = c;
     cpu = best;
   }
   psTask *t = ps_new_task(m, d, prog);
@@ -558,7 +559,7 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
     }
     /* a task whose affinity changed while it ran moves as it next switches
      * out (migrate_to), and may run outside its mask until then */
-    if (cur->cpu != c || (!(cur->cpus_allowed >> c & 1) && cur->migrate_to < 0)) {
+    if (cur->cpu != c || (!ps_cpu_test(&cur->cpus_allowed, c) && cur->migrate_to < 0)) {
       snprintf(err, errlen, "pid %d runs on cpu %d outside its affinity or its cpu field", cur->pid, c);
       return -1;
     }
@@ -581,14 +582,14 @@ int ps_check(const psModel *m, const psData *d, char *err, int errlen) {
     /* a task leaves a CPU its affinity no longer allows at once (do_affinity
      * moves it), or, running there, as it next switches out (migrate_to);
      * a sleeper woken with its cpu outside its affinity was queued there */
-    if (t->exit_ns < 0 && !(t->cpus_allowed >> t->cpu & 1) && t->migrate_to < 0) {
+    if (t->exit_ns < 0 && !ps_cpu_test(&t->cpus_allowed, t->cpu) && t->migrate_to < 0) {
       snprintf(err, errlen, "pid %d %s cpu %d outside its affinity", t->pid,
                t->state == PS_TASK_RUNNING ? "queued on" : "last ran on", t->cpu);
       return -1;
     }
     /* migrate_to is set only on the task current on its CPU (do_affinity),
      * to an allowed CPU, and cleared as it leaves that CPU (schedule) */
-    if (t->migrate_to >= 0 && (d->cpu[t->cpu].curr != i || !(t->cpus_allowed >> t->migrate_to & 1))) {
+    if (t->migrate_to >= 0 && (d->cpu[t->cpu].curr != i || !ps_cpu_test(&t->cpus_allowed, t->migrate_to))) {
       snprintf(err, errlen, "pid %d is to move to cpu %d, but it is not current on cpu %d or may "
                "not run there", t->pid, t->migrate_to, t->cpu);
       return -1;

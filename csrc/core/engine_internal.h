@@ -7,7 +7,7 @@ static inline int32_t ps_index(const psData *d, const psTask *t) { return (int32
 static inline psTask *ps_curr(const psData *d, int cpu) { return &d->task[d->cpu[cpu].curr]; }
 static inline void ps_resched_cpu(psData *d, int cpu) {
   d->cpu[cpu].need_resched = 1;
-  d->cpus_due |= 1ULL << cpu;
+  ps_cpu_set(&d->cpus_due, cpu);
 }
 
 /* Count one more switch, wakeup, migration, post ... (trace.h,

@@ -11,7 +11,7 @@
 typedef struct psFastState {
   /* CPUs whose ticks are deferred (defer[c]), and those that ticked or
    * settled at this instant, which may defer theirs when it ends */
-  uint64_t cpus_deferred, cpus_fresh;
+  psCpuMask cpus_deferred, cpus_fresh;
   /* what the fast paths did (ps_fast_counts) */
   int64_t wide_scans, ticks_batched, ticks_deferred, skips;
   /* Deferred ticks (ticks_fast.c): the n ticks after jiffy `jiffies` of
@@ -67,7 +67,7 @@ int ps_source_schedule(const psModel *m, psData *d, int s);
 #pragma GCC visibility pop
 
 static inline void ps_catch_up(const psModel *m, psData *d, int c) {
-  if (ps_fast(d)->cpus_deferred >> c & 1) ps_catch_up_ticks(m, d, c);
+  if (ps_cpu_test(&ps_fast(d)->cpus_deferred, c)) ps_catch_up_ticks(m, d, c);
 }
 /* Before task p (or NULL) is given to a hook: the CPU it is on is brought
  * up to date, so that no hook reads or changes a task whose CPU still owes
@@ -95,7 +95,7 @@ static inline void sync_cpu(psData *d, int c, int64_t t) {
     int64_t done = t - from;
     if (done >= cur->burst_left_ns) {
       cur->burst_left_ns = 0;
-      d->cpus_due |= 1ULL << c;
+      ps_cpu_set(&d->cpus_due, c);
     } else {
       cur->burst_left_ns -= done;
     }

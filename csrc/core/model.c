@@ -111,6 +111,7 @@ const psColumn *ps_queue_columns(const psPolicy *pol, int *n) {
 
 void ps_model_free(psModel *m) {
   free(m->ops);
+  free(m->masks);
   free(m->progs);
   free(m->src);
   memset(m, 0, sizeof(*m));
@@ -120,12 +121,15 @@ int ps_model_copy(psModel *dst, const psModel *src) {
   *dst = *src;
   dst->ctx = NULL;
   dst->ops = NULL;
+  dst->masks = NULL;
   dst->progs = NULL;
   dst->src = NULL;
   if (src->cap_ops && !(dst->ops = malloc((size_t)src->cap_ops * sizeof(psOp)))) goto nomem;
+  if (src->cap_masks && !(dst->masks = malloc((size_t)src->cap_masks * sizeof(psCpuMask)))) goto nomem;
   if (src->cap_progs && !(dst->progs = malloc((size_t)src->cap_progs * sizeof(psProgram)))) goto nomem;
   if (src->cap_src && !(dst->src = malloc((size_t)src->cap_src * sizeof(psSourceDef)))) goto nomem;
   if (src->nops) memcpy(dst->ops, src->ops, (size_t)src->nops * sizeof(psOp));
+  if (src->nmasks) memcpy(dst->masks, src->masks, (size_t)src->nmasks * sizeof(psCpuMask));
   if (src->nprogs) memcpy(dst->progs, src->progs, (size_t)src->nprogs * sizeof(psProgram));
   if (src->nsrc) memcpy(dst->src, src->src, (size_t)src->nsrc * sizeof(psSourceDef));
   return 0;
@@ -163,21 +167,47 @@ undo:
   return -1;
 }
 
-int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen) {
+int ps_add_program(psModel *m, const psOp *ops, int n, const psCpuMask *masks, int nmasks,
+                   char *err, int errlen) {
   if (n < 0 || n > 1000000) {
     snprintf(err, errlen, "a program has %d ops; allowed 0..1000000", n);
+    return -1;
+  }
+  if (nmasks < 0 || nmasks > n) {
+    snprintf(err, errlen, "a program of %d ops has %d CPU sets; allowed 0..%d", n, nmasks, n);
     return -1;
   }
   /* fork targets may be programs added after this one (a program that
    * forks itself, or a batch): the interpreter checks them when it forks */
   if (psu_program_check(ops, n, 1 << 20, m->nchan, err, errlen)) return -1;
-  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
-  for (int i = 0; i < n; i++)
-    if (ops[i].kind == PS_OP_AFFINITY && (psu_op_mask(&ops[i]) & ~all)) {
-      snprintf(err, errlen, "op %d: set_affinity names cpu %d; this machine has cpus 0..%d", i,
-               63 - __builtin_clzll(psu_op_mask(&ops[i])), m->ncpu - 1);
+  psCpuMask all;
+  ps_cpumask_fill(&all, m->ncpu);
+  for (int i = 0; i < n; i++) {
+    if (ops[i].kind != PS_OP_AFFINITY) continue;
+    if (ops[i].arg >= nmasks) {
+      snprintf(err, errlen, "op %d: set_affinity names CPU set %d; the program has 0..%d", i,
+               ops[i].arg, nmasks - 1);
       return -1;
     }
+    const psCpuMask *s = &masks[ops[i].arg];
+    if (!ps_cpumask_any(s)) {
+      snprintf(err, errlen, "op %d: set_affinity to no CPU", i);
+      return -1;
+    }
+    if (!ps_cpumask_subset(s, &all)) {
+      snprintf(err, errlen, "op %d: set_affinity names cpu %d; this machine has cpus 0..%d", i,
+               ps_cpumask_last(s), m->ncpu - 1);
+      return -1;
+    }
+  }
+  if (m->nmasks + nmasks > m->cap_masks) {
+    int32_t cap = m->cap_masks ? m->cap_masks : 4;
+    while (cap < m->nmasks + nmasks) cap *= 2;
+    psCpuMask *s = realloc(m->masks, (size_t)cap * sizeof(psCpuMask));
+    if (!s) goto nomem;
+    m->masks = s;
+    m->cap_masks = cap;
+  }
   if (m->nops + n > m->cap_ops) {
     int32_t cap = m->cap_ops ? m->cap_ops : 64;
     while (cap < m->nops + n) cap *= 2;
@@ -199,9 +229,13 @@ int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen) {
     /* loop/end references are relative to the program; make them absolute */
     if (o.kind == PS_OP_LOOP) o.arg2 += first;
     if (o.kind == PS_OP_END) o.arg += first;
+    /* and CPU sets the model's */
+    if (o.kind == PS_OP_AFFINITY) o.arg += m->nmasks;
     m->ops[first + i] = o;
   }
   m->nops += n;
+  if (nmasks) memcpy(m->masks + m->nmasks, masks, (size_t)nmasks * sizeof(psCpuMask));
+  m->nmasks += nmasks;
   m->progs[m->nprogs].first = first;
   m->progs[m->nprogs].n = n;
   return m->nprogs++;

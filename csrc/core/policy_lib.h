@@ -23,10 +23,12 @@
  * which the C dialect's scx.h builds on; 6 added it; 7: psTask's lag
  * fields, psModel.uncharged_ns and psWatch's breaks, psHooks.watch,
  * ps_fast_skipped, the exit info's fields, ps_ext_strict and the DSQ
- * walks).  pysched refuses a library built for
+ * walks; 8: up to 1,024 CPUs -- psTask.cpus_allowed, psData.cpus_due and
+ * psExtOps.set_cpumask / scx_bpf_pick_idle_cpu's mask a psCpuMask
+ * (cpumask.h), psSyscall.cpus, ps_spawn's mask by pointer).  pysched refuses a library built for
  * another ABI, and the struct sizes below catch a layout change made
  * without a bump. */
-#define PS_ABI_VERSION 7
+#define PS_ABI_VERSION 8
 
 /* The structs whose sizes a library records (PS_ABI_SIZES, same order). */
 enum {

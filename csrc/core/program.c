@@ -76,8 +76,8 @@ int psu_program_check(const psOp *ops, int n, int nprog, int nchan, char *err, i
         }
         break;
       case PS_OP_AFFINITY:
-        if (!psu_op_mask(o)) {
-          snprintf(err, errlen, "op %d: set_affinity to no CPU", i);
+        if (o->arg < 0) {
+          snprintf(err, errlen, "op %d: set_affinity names CPU set %d", i, o->arg);
           return -1;
         }
         break;

@@ -47,8 +47,8 @@ enum {
   PS_OP_TIMER = 14,    /* rt-app's timer: sleep to the task's reference + arg us; arg2 1:
                           relative (a late task restarts the reference from now); 2: the
                           reference starts at the run's time 0, not at the task's start */
-  PS_OP_AFFINITY = 15, /* sched_setaffinity on itself: arg, arg2 the low and high 32 bits of
-                          cpus_allowed */
+  PS_OP_AFFINITY = 15, /* sched_setaffinity on itself: arg the index of cpus_allowed among
+                          the model's CPU sets (psModel.masks) */
   PS_NOPS
 };
 
@@ -97,7 +97,8 @@ enum {
   PS_SYS_YIELD,
   PS_SYS_NICE,         /* arg: nice */
   PS_SYS_SETSCHED,     /* arg: PS_SCHED_*, arg2: rt_priority */
-  PS_SYS_AFFINITY,     /* mask: cpus_allowed */
+  PS_SYS_AFFINITY,     /* cpus_allowed: cpus, or (cpus NULL, a program's op) the model's
+                          CPU set number arg */
   PS_SYS_PERIODIC,     /* ns: the work (drawn as a call begins), arg: interval us, arg2: advance us */
   PS_SYS_FRAME,        /* ns: the work, arg: deadline us */
   PS_SYS_TIMER,        /* arg: period us, arg2: relative */
@@ -107,7 +108,7 @@ typedef struct psSyscall {
   int32_t kind;
   int32_t arg, arg2;
   int64_t ns;
-  uint64_t mask;
+  const struct psCpuMask *cpus;
 } psSyscall;
 
 typedef struct psProgram {
@@ -150,11 +151,6 @@ static inline void psu_loop_end(psProgState *s, const psOp *o) {
   }
   s->loop_depth--;
   s->pc++;
-}
-
-/* An affinity op's cpus_allowed, from its two 32-bit halves. */
-static inline uint64_t psu_op_mask(const psOp *o) {
-  return (uint64_t)(uint32_t)o->arg | (uint64_t)(uint32_t)o->arg2 << 32;
 }
 
 static inline psSyscall psu_program_next(const psOp *ops, const psProgram *prog, psProgState *s,
@@ -213,7 +209,7 @@ static inline psSyscall psu_program_next(const psOp *ops, const psProgram *prog,
       break;
     case PS_OP_AFFINITY:
       r.kind = PS_SYS_AFFINITY;
-      r.mask = psu_op_mask(o);
+      r.arg = o->arg;
       s->pc++;
       break;
     default:

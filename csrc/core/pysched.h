@@ -16,13 +16,12 @@
 #include "task.h"
 #include "trace.h"
 
-#define PS_MAX_CPUS 64
 #define PS_MAX_PARAMS 48
 #define PS_DERIVED_BYTES 256
 #define PS_MAX_SERIES_FIELDS 16
 #define PS_ERRLEN 256
 /* Bytes of psData.fast, the fast paths' bookkeeping (engine_private.h). */
-#define PS_FAST_STATE_BYTES 2048
+#define PS_FAST_STATE_BYTES 32768
 /* Bytes a snapshot stores a preset's or a parameter's name in (NUL included). */
 #define PS_SNAPSHOT_NAME 64
 
@@ -104,6 +103,10 @@ typedef struct psModel {
   /* workload */
   psOp *ops;
   int32_t nops, cap_ops;
+  /* the CPU sets the programs' set_affinity ops name (an op's arg is an
+   * index here: a set of 1,024 CPUs does not fit in an op) */
+  psCpuMask *masks;
+  int32_t nmasks, cap_masks;
   psProgram *progs;
   int32_t nprogs, cap_progs;
   int32_t nchan;
@@ -170,10 +173,10 @@ typedef struct psData {
   int64_t now_ns;
   uint64_t jiffies;
   psCpu *cpu;
-  /* CPUs whose process context resolve must look at (bit c: CPU c): set by
+  /* CPUs whose process context resolve must look at: set by
    * ps_resched_cpu, by the end of a burst, and for every CPU when a run
    * starts; the others have nothing to do at this instant */
-  uint64_t cpus_due;
+  psCpuMask cpus_due;
   /* The engine's own bookkeeping -- the fast paths' (deferred ticks,
    * counts), spawn's runnable counts, the pid table -- laid out in
    * engine_private.h (psFastState): the engine's alone, which no policy
@@ -277,8 +280,11 @@ int ps_param_index(const psModel *m, const char *name);
 /* Set several parameters at once, checked as a set; all or nothing. */
 int ps_set_params(psModel *m, const char *const *names, const int64_t *values, int n, char *err,
                   int errlen);
-/* Add a program (checked); returns its id, or -1 with err. */
-int ps_add_program(psModel *m, const psOp *ops, int n, char *err, int errlen);
+/* Add a program (checked); returns its id, or -1 with err.  Its
+ * set_affinity ops name CPU sets among masks[0..nmasks-1] (op arg), which
+ * the model keeps. */
+int ps_add_program(psModel *m, const psOp *ops, int n, const psCpuMask *masks, int nmasks,
+                   char *err, int errlen);
 int ps_add_source(psModel *m, psData *d, const psSourceDef *s, char *err, int errlen);
 /* Make room for channels 0..n-1 in model and state. */
 int ps_ensure_channels(psModel *m, psData *d, int n, char *err, int errlen);
@@ -298,7 +304,7 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src);
  * the task (e.g. sleep_avg); time_slice (>= 1, or 0 for the policy's) is set
  * after it. */
 int ps_spawn(const psModel *m, psData *d, int prog, const char *name, int nice, int policy,
-             int rt_priority, uint64_t cpus_allowed, int cpu, int ninit, const int32_t *init_field,
+             int rt_priority, const psCpuMask *cpus_allowed, int cpu, int ninit, const int32_t *init_field,
              const int64_t *init_value, int time_slice, char *err, int errlen);
 #define PS_SPAWN_INVARIANT (-2)
 /* Something outside the engine moved a task (a Python policy's view):

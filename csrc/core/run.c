@@ -118,8 +118,17 @@ static void describe_pick(const psData *d, int c, const psTask *next, char *out,
   } else if (next->cpu != c) {
     snprintf(out, len, "pid %d, which is queued on cpu %d", next->pid, next->cpu);
   } else {
-    snprintf(out, len, "pid %d, whose affinity (0x%llx) excludes cpu %d", next->pid,
-             (unsigned long long)next->cpus_allowed, c);
+    /* the mask in hex, as the kernel prints a cpumask (%*pb): its highest
+     * word that has a CPU, then the others in 16 digits each */
+    char hex[PS_CPUMASK_WORDS * 16 + 1];
+    int top = PS_CPUMASK_WORDS - 1, at;
+    while (top > 0 && !next->cpus_allowed.w[top]) top--;
+    at = snprintf(hex, sizeof hex, "%llx", (unsigned long long)next->cpus_allowed.w[top]);
+    for (int i = top - 1; i >= 0; i--)
+      at += snprintf(hex + at, sizeof hex - (size_t)at, "%016llx",
+                     (unsigned long long)next->cpus_allowed.w[i]);
+    snprintf(out, len, "pid %d, whose affinity (0x%.64s%s) excludes cpu %d", next->pid, hex,
+             at > 64 ? "..." : "", c);
   }
 }
 
@@ -165,7 +174,7 @@ static inline int pick_next_ok(const psData *d, int c, const psTask *next) {
   if (off >= (uintptr_t)d->ntask * sizeof(psTask) || off % sizeof(psTask)) return 0;
   /* on_rq and is_idle are 0 or 1 (the engine's): any other value is refused */
   if ((uint32_t)(next->cpu ^ c) | (uint32_t)next->state) return 0;
-  return (int)((uint32_t)(next->on_rq | next->is_idle) & (uint32_t)(next->cpus_allowed >> c) & 1);
+  return (int)((uint32_t)(next->on_rq | next->is_idle) & (uint32_t)ps_cpu_test(&next->cpus_allowed, c));
 }
 
 /* Inlined into settle, where it is hot, though ps_migrate_now calls it too:
@@ -239,28 +248,30 @@ static void sample_series(const psModel *m, psData *d) {
   }
 }
 
-/* The ticks at t of the CPUs in `ticking`, in CPU order. */
+/* The ticks at t of the CPUs in `ticking` (NULL: none), in CPU order. */
 __attribute__((always_inline)) static inline void deliver_ticks(const psModel *m, psData *d, int64_t t,
-                                                          uint64_t ticking) {
+                                                          const psCpuMask *ticking) {
   int sampled = 0;
   /* CPU 0's tick, given or deferred, is the jiffy */
   if (t == ps_jiffy_time(m, d->jiffies + 1)) {
     d->jiffies++;
     sampled = m->rec_series && d->jiffies % (uint64_t)m->series_every == 0;
   }
-  for (; ticking; ticking &= ticking - 1) {
-    int c = __builtin_ctzll(ticking);
-    psCpu *cpu = &d->cpu[c];
-    ps_catch_up(m, d, c);  /* the window before this tick */
-    d->next_tick_ns[c] += m->tick_ns;
-    ps_fast(d)->cpus_fresh |= 1ULL << c;
-    cpu->ticks++;
-    psTask *cur = &d->task[cpu->curr];
-    if (!cur->is_idle) {
-      cur->cpu_ticks++;
-      cpu->busy_ticks++;
+  for (int w = 0, nw = ticking ? ps_cpu_words(m->ncpu) : 0; w < nw; w++) {
+    for (uint64_t b = ticking->w[w]; b; b &= b - 1) {
+      int c = w * 64 + __builtin_ctzll(b);
+      psCpu *cpu = &d->cpu[c];
+      ps_catch_up(m, d, c);  /* the window before this tick */
+      d->next_tick_ns[c] += m->tick_ns;
+      ps_cpu_set(&ps_fast(d)->cpus_fresh, c);
+      cpu->ticks++;
+      psTask *cur = &d->task[cpu->curr];
+      if (!cur->is_idle) {
+        cur->cpu_ticks++;
+        cpu->busy_ticks++;
+      }
+      m->hooks.tick(m, d, c);
     }
-    m->hooks.tick(m, d, c);
   }
   if (sampled) sample_series(m, d);
 }
@@ -295,7 +306,7 @@ static void set_burst_end(psData *d, int c) {
 static void settle(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
   ps_catch_up(m, d, c);
-  ps_fast(d)->cpus_fresh |= 1ULL << c;
+  ps_cpu_set(&ps_fast(d)->cpus_fresh, c);
   /* most often the clock's advance has brought it up to date already */
   if (cpu->run_since_ns != d->now_ns) sync_cpu(d, c, d->now_ns);
   for (;;) {
@@ -310,7 +321,7 @@ static void settle(const psModel *m, psData *d, int c) {
 void ps_migrate_now(const psModel *m, psData *d, int c) {
   psCpu *cpu = &d->cpu[c];
   ps_catch_up(m, d, c);
-  ps_fast(d)->cpus_fresh |= 1ULL << c;
+  ps_cpu_set(&ps_fast(d)->cpus_fresh, c);
   /* the running task's time up to the call is charged to it */
   if (cpu->run_since_ns != d->now_ns) sync_cpu(d, c, d->now_ns);
   schedule(m, d, c);
@@ -319,20 +330,16 @@ void ps_migrate_now(const psModel *m, psData *d, int c) {
   set_burst_end(d, c);
 }
 
-_Static_assert(PS_MAX_CPUS <= 64, "cpus_due holds one bit per CPU");
-
 /* Every due CPU settles, in passes in CPU order: a CPU that a wakeup makes
  * due behind the pass waits for the next pass, one ahead of it is reached
  * in this one -- as passes over every CPU until one is quiet would go, the
  * CPUs not due having nothing to do. */
 __attribute__((always_inline)) static inline void resolve(const psModel *m, psData *d) {
-  while (d->cpus_due && !d->failed) {
-    for (int c = -1;;) {
-      uint64_t ahead = c < 63 ? d->cpus_due & (~0ULL << (c + 1)) : 0;
-      if (!ahead || d->failed) break;
-      c = __builtin_ctzll(ahead);
+  while (ps_cpumask_any(&d->cpus_due) && !d->failed) {
+    for (int c = ps_cpumask_first(&d->cpus_due); c < PS_MAX_CPUS && !d->failed;
+         c = ps_cpumask_next(&d->cpus_due, c + 1)) {
       settle(m, d, c);
-      d->cpus_due &= ~(1ULL << c);
+      ps_cpu_clear(&d->cpus_due, c);
     }
   }
 }
@@ -366,7 +373,7 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
   d->trace_full = 0;
   ps_forget_runnable(d);
   /* anything left to do at the current instant (a spawn, a renice) first */
-  d->cpus_due = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;  /* PS_MAX_CPUS <= 64 */
+  ps_cpumask_fill(&d->cpus_due, m->ncpu);
   resolve(m, d);
   if (m->watch && !d->failed) ps_watch_instant(m, d);
   /* an assertion on behaviour stops the run at the instant it is broken,
@@ -399,15 +406,23 @@ int ps_run_until(const psModel *m, psData *d, int64_t t_end, int64_t max_instant
       break;
     }
     /* advance_to(m, d, t), knowing which bursts end by t */
-    for (uint64_t b = u.burst_end == t ? cpus_at(m, d->burst_end_ns, t) : 0; b; b &= b - 1)
-      sync_cpu(d, __builtin_ctzll(b), t);
+    if (u.burst_end == t) {
+      psCpuMask at;
+      cpus_at(m, d->burst_end_ns, t, &at);
+      for (int w = 0, nw = ps_cpu_words(m->ncpu); w < nw; w++)
+        for (uint64_t b = at.w[w]; b; b &= b - 1) sync_cpu(d, w * 64 + __builtin_ctzll(b), t);
+    }
     d->now_ns = t;
-    if (ps_fast(d)->cpus_deferred & 1) {
+    if (ps_cpu_test(&ps_fast(d)->cpus_deferred, 0)) {
       /* CPU 0's ticks before t were jiffies; one at t is delivered now */
       if (ps_jiffy_time(m, d->jiffies + 1) < t) d->jiffies = (uint64_t)((t - 1) / m->tick_ns);
-      if (u.tick != t && ps_jiffy_time(m, d->jiffies + 1) == t) deliver_ticks(m, d, t, 0);
+      if (u.tick != t && ps_jiffy_time(m, d->jiffies + 1) == t) deliver_ticks(m, d, t, NULL);
     }
-    if (u.tick == t) deliver_ticks(m, d, t, cpus_at(m, d->next_tick_ns, t));
+    if (u.tick == t) {
+      psCpuMask at;
+      cpus_at(m, d->next_tick_ns, t, &at);
+      deliver_ticks(m, d, t, &at);
+    }
     for (const psEvt *top; (top = psu_evq_top(&d->evq)) && top->time_ns == t && !d->failed;) {
       psEvt e = *top;
       psu_evq_take(&d->evq);

@@ -41,16 +41,17 @@ __attribute__((target("avx2"))) psDue next_due_avx2(const psModel *m, const psDa
   return next_due_from(m, d, u, c);
 }
 
-__attribute__((target("avx2"))) uint64_t cpus_at_avx2(const psModel *m,
-                                                             const int64_t *times, int64_t t) {
+/* four CPUs at a time, which never straddle two words of the mask */
+__attribute__((target("avx2"))) void cpus_at_avx2(const psModel *m, const int64_t *times,
+                                                  int64_t t, psCpuMask *at) {
   __m256i at_t = _mm256_set1_epi64x(t);
-  uint64_t at = 0;
+  ps_cpumask_zero(at);
   int c = 0;
   for (; c + 4 <= m->ncpu; c += 4) {
     __m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)&times[c]), at_t);
-    at |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) << c;
+    at->w[c >> 6] |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) << (c & 63);
   }
-  return cpus_at_from(m, times, t, at, c);
+  cpus_at_from(m, times, t, at, c);
 }
 
 __attribute__((target("avx512f"))) psDue next_due_avx512(const psModel *m,
@@ -65,14 +66,15 @@ __attribute__((target("avx512f"))) psDue next_due_avx512(const psModel *m,
   return next_due_from(m, d, u, c);
 }
 
-__attribute__((target("avx512f"))) uint64_t cpus_at_avx512(const psModel *m,
-                                                                 const int64_t *times, int64_t t) {
+__attribute__((target("avx512f"))) void cpus_at_avx512(const psModel *m, const int64_t *times,
+                                                        int64_t t, psCpuMask *at) {
   __m512i at_t = _mm512_set1_epi64(t);
-  uint64_t at = 0;
+  ps_cpumask_zero(at);
   int c = 0;
   for (; c + 8 <= m->ncpu; c += 8)
-    at |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512(&times[c]), at_t) << c;
-  return cpus_at_from(m, times, t, at, c);
+    at->w[c >> 6] |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512(&times[c]), at_t)
+                     << (c & 63);
+  cpus_at_from(m, times, t, at, c);
 }
 #endif
 
@@ -83,20 +85,23 @@ __attribute__((noinline, cold)) int scans_agree(const psModel *m, const psData *
     const char *name;
     int supported;
     psDue (*next_due)(const psModel *, const psData *);
-    uint64_t (*cpus_at)(const psModel *, const int64_t *, int64_t);
+    void (*cpus_at)(const psModel *, const int64_t *, int64_t, psCpuMask *);
   } wide[] = {
       {"avx2", __builtin_cpu_supports("avx2"), next_due_avx2, cpus_at_avx2},
       {"avx512", __builtin_cpu_supports("avx512f"), next_due_avx512, cpus_at_avx512},
   };
   psDue s = next_due_scalar(m, d);
-  uint64_t tick_at = cpus_at_scalar(m, d->next_tick_ns, s.tick);
-  uint64_t end_at = cpus_at_scalar(m, d->burst_end_ns, s.burst_end);
+  psCpuMask tick_at, end_at, wide_tick_at, wide_end_at;
+  cpus_at_scalar(m, d->next_tick_ns, s.tick, &tick_at);
+  cpus_at_scalar(m, d->burst_end_ns, s.burst_end, &end_at);
   for (int i = 0; i < 2; i++) {
     if (!wide[i].supported) continue;
     psDue w = wide[i].next_due(m, d);
+    wide[i].cpus_at(m, d->next_tick_ns, s.tick, &wide_tick_at);
+    wide[i].cpus_at(m, d->burst_end_ns, s.burst_end, &wide_end_at);
     const char *bad = w.tick != s.tick || w.burst_end != s.burst_end ? "next_due"
-                      : wide[i].cpus_at(m, d->next_tick_ns, s.tick) != tick_at ||
-                              wide[i].cpus_at(m, d->burst_end_ns, s.burst_end) != end_at
+                      : !ps_cpumask_equal(&wide_tick_at, &tick_at) ||
+                              !ps_cpumask_equal(&wide_end_at, &end_at)
                           ? "cpus_at"
                           : NULL;
     if (bad) {

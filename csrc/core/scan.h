@@ -37,15 +37,17 @@ static inline psDue next_due_scalar(const psModel *m, const psData *d) {
   return next_due_from(m, d, u, 1);
 }
 
-/* The CPUs whose entry of times (a CPU's next tick or burst end) is t. */
-static inline uint64_t cpus_at_from(const psModel *m, const int64_t *times, int64_t t,
-                                    uint64_t at, int c) {
-  for (; c < m->ncpu; c++) at |= (uint64_t)(times[c] == t) << c;
-  return at;
+/* The CPUs whose entry of times (a CPU's next tick or burst end) is t,
+ * added to at from CPU c on. */
+static inline void cpus_at_from(const psModel *m, const int64_t *times, int64_t t, psCpuMask *at,
+                                int c) {
+  for (; c < m->ncpu; c++) at->w[c >> 6] |= (uint64_t)(times[c] == t) << (c & 63);
 }
 
-static inline uint64_t cpus_at_scalar(const psModel *m, const int64_t *times, int64_t t) {
-  return cpus_at_from(m, times, t, 0, 0);
+static inline void cpus_at_scalar(const psModel *m, const int64_t *times, int64_t t,
+                                  psCpuMask *at) {
+  ps_cpumask_zero(at);
+  cpus_at_from(m, times, t, at, 0);
 }
 
 #pragma GCC visibility push(hidden)
@@ -53,9 +55,9 @@ static inline uint64_t cpus_at_scalar(const psModel *m, const int64_t *times, in
 /* The wide forms, for any number of CPUs (scan.c). */
 #ifdef PS_SCAN_X86
 psDue next_due_avx2(const psModel *m, const psData *d);
-uint64_t cpus_at_avx2(const psModel *m, const int64_t *times, int64_t t);
+void cpus_at_avx2(const psModel *m, const int64_t *times, int64_t t, psCpuMask *at);
 psDue next_due_avx512(const psModel *m, const psData *d);
-uint64_t cpus_at_avx512(const psModel *m, const int64_t *times, int64_t t);
+void cpus_at_avx512(const psModel *m, const int64_t *times, int64_t t, psCpuMask *at);
 #endif
 
 /* Every wide form this processor has, on any number of CPUs, gives the
@@ -86,16 +88,20 @@ __attribute__((always_inline)) static inline psDue next_due(const psModel *m, ps
 
 /* cpus_at_scalar, for t the least of the entries: on one CPU that CPU,
  * without the scan (which cost the wakeup-heavy case c0 2 % of its time). */
-__attribute__((always_inline)) static inline uint64_t cpus_at(const psModel *m,
-                                                              const int64_t *times, int64_t t) {
-  if (m->ncpu == 1) return 1;
+__attribute__((always_inline)) static inline void cpus_at(const psModel *m, const int64_t *times,
+                                                          int64_t t, psCpuMask *at) {
+  if (m->ncpu == 1) {
+    ps_cpumask_zero(at);
+    at->w[0] = 1;
+    return;
+  }
 #ifdef PS_SCAN_X86
   if (m->ncpu >= 16 && m->fast_paths & PS_FAST_SCAN) {
-    if (__builtin_cpu_supports("avx512f")) return cpus_at_avx512(m, times, t);
-    if (__builtin_cpu_supports("avx2")) return cpus_at_avx2(m, times, t);
+    if (__builtin_cpu_supports("avx512f")) return cpus_at_avx512(m, times, t, at);
+    if (__builtin_cpu_supports("avx2")) return cpus_at_avx2(m, times, t, at);
   }
 #endif
-  return cpus_at_scalar(m, times, t);
+  cpus_at_scalar(m, times, t, at);
 }
 
 #endif

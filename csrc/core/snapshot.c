@@ -117,6 +117,7 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
     put_i64(&w, m->param[i]);
   }
   put(&w, m->ops, (size_t)m->nops * sizeof(psOp));
+  put(&w, m->masks, (size_t)m->nmasks * sizeof(psCpuMask));
   put(&w, m->progs, (size_t)m->nprogs * sizeof(psProgram));
   put(&w, m->src, (size_t)m->nsrc * sizeof(psSourceDef));
   put(&w, d, sizeof *d);
@@ -287,6 +288,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   mm.preset = pre;
   mm.ctx = NULL;
   mm.ops = NULL;
+  mm.masks = NULL;
   mm.progs = NULL;
   mm.src = NULL;
   if (ps_hooks_resolve(pre->policy, &mm.hooks, why, sizeof why)) goto bad;
@@ -294,10 +296,12 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   *m = mm;
   if (!ps_snapshot_machine_ok(m, why, sizeof why) || !get_params(&r, m, why, sizeof why)) goto bad;
   m->ops = get_array(&r, mm.nops, sizeof(psOp), 1 << 26);
+  m->masks = get_array(&r, mm.nmasks, sizeof(psCpuMask), mm.nops);
   m->progs = get_array(&r, mm.nprogs, sizeof(psProgram), 1 << 26);
   m->src = get_array(&r, mm.nsrc, sizeof(psSourceDef), 1 << 26);
-  if (!m->ops || !m->progs || !m->src) goto bad;
+  if (!m->ops || !m->masks || !m->progs || !m->src) goto bad;
   m->cap_ops = mm.nops ? mm.nops : 1;
+  m->cap_masks = mm.nmasks ? mm.nmasks : 1;
   m->cap_progs = mm.nprogs ? mm.nprogs : 1;
   m->cap_src = mm.nsrc ? mm.nsrc : 1;
   if (!ps_snapshot_model_ok(m, why, sizeof why)) goto bad;

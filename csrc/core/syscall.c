@@ -293,9 +293,9 @@ static void do_exit(const psModel *m, psData *d, psTask *p) {
  * leaves its CPU: migrate_to says where (run.c, schedule), and the CPU
  * reschedules now -- from a program (an op on itself) before it runs
  * another op, from Python inside the call (ps_syscall_from_python). */
-static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
-  t->cpus_allowed = mask;
-  if (t->cpus_allowed >> t->cpu & 1) {
+static void do_affinity(const psModel *m, psData *d, psTask *t, const psCpuMask *mask) {
+  t->cpus_allowed = *mask;
+  if (ps_cpu_test(&t->cpus_allowed, t->cpu)) {
     t->migrate_to = -1;
     return;
   }
@@ -307,7 +307,7 @@ static void do_affinity(const psModel *m, psData *d, psTask *t, uint64_t mask) {
    * distribute_cpu_mask_prev) that RT and deadline pushes share; neither
    * the calling CPU nor that cursor is modelled, so 6.x presets take the
    * lowest too (docs/guide/workloads.md, "Affinity"). */
-  int dest = __builtin_ctzll(t->cpus_allowed);
+  int dest = ps_cpumask_first(&t->cpus_allowed);
   if (d->cpu[t->cpu].curr == ps_index(d, t)) {
     t->migrate_to = dest;
     ps_resched_cpu(d, t->cpu);
@@ -377,13 +377,20 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
     default: { /* PS_SYS_AFFINITY: an op on itself, or a call from Python */
       /* ps_add_program keeps an op's mask within the machine, and so does
        * ps_syscall_from_python; a snapshot's crafted op is refused here */
-      uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
-      if (sc->mask & ~all) {
-        ps_fail(d, "pid %d: set_affinity to cpus 0x%llx, outside this machine's cpus 0..%d",
-                p->pid, (unsigned long long)sc->mask, m->ncpu - 1);
+      if (!sc->cpus && (sc->arg < 0 || sc->arg >= m->nmasks)) {
+        ps_fail(d, "pid %d: set_affinity to CPU set %d; the model has 0..%d", p->pid, sc->arg,
+                m->nmasks - 1);
         return -1;
       }
-      do_affinity(m, d, p, sc->mask);
+      const psCpuMask *mask = sc->cpus ? sc->cpus : &m->masks[sc->arg];
+      psCpuMask all;
+      ps_cpumask_fill(&all, m->ncpu);
+      if (!ps_cpumask_subset(mask, &all) || !ps_cpumask_any(mask)) {
+        ps_fail(d, "pid %d: set_affinity to cpu %d, outside this machine's cpus 0..%d", p->pid,
+                ps_cpumask_last(mask), m->ncpu - 1);
+        return -1;
+      }
+      do_affinity(m, d, p, mask);
       return 0;
     }
   }
@@ -460,7 +467,8 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
     snprintf(err, errlen, "task %d has exited", pid);
     return -1;
   }
-  uint64_t all = m->ncpu == 64 ? ~(uint64_t)0 : (((uint64_t)1 << m->ncpu) - 1);
+  psCpuMask all, allowed;
+  ps_cpumask_fill(&all, m->ncpu);
   psSyscall req = *sc;
   switch (sc->kind) {
     case PS_SYS_NICE:
@@ -481,12 +489,17 @@ int ps_syscall_from_python(const psModel *m, psData *d, int pid, const psSyscall
       }
       break;
     case PS_SYS_AFFINITY:
-      if (!(sc->mask & all)) {
+      if (!sc->cpus) {
+        snprintf(err, errlen, "set_affinity from Python names no CPU set");
+        return -1;
+      }
+      ps_cpumask_and(&allowed, sc->cpus, &all);
+      if (!ps_cpumask_any(&allowed)) {
         snprintf(err, errlen, "cpus_allowed names no CPU of this machine (CPUs 0..%d)",
                  m->ncpu - 1);
         return -1;
       }
-      req.mask = sc->mask & all;
+      req.cpus = &allowed;
       break;
     default:
       snprintf(err, errlen, "syscall %d cannot be made from Python", sc->kind);

@@ -5,6 +5,7 @@
 #define PS_TASK_H
 #include <stdint.h>
 
+#include "cpumask.h"
 #include "program.h"
 #include "rng.h"
 
@@ -43,7 +44,7 @@ typedef struct psTask {
   int32_t nice;               /* -20..19 */
   int32_t time_slice;         /* ticks left */
   int32_t cpu;                /* CPU it runs or last ran on */
-  uint64_t cpus_allowed;      /* affinity mask */
+  psCpuMask cpus_allowed;     /* affinity: the CPUs it may run on */
   int32_t migrate_to;         /* CPU to move to when it next leaves the CPU, -1 none */
   int32_t on_rq;              /* queued on its CPU's runqueue (the engine keeps it) */
 

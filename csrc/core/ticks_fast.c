@@ -36,7 +36,7 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
   psFastState *f = ps_fast(d);
   int64_t k = (int64_t)(d->jiffies - f->defer[c].jiffies);
   if (k > f->defer[c].n) k = f->defer[c].n;
-  f->cpus_deferred &= ~(1ULL << c);
+  ps_cpu_clear(&f->cpus_deferred, c);
   f->defer[c].n = 0;
   d->next_tick_ns[c] = ps_jiffy_time(m, f->defer[c].jiffies + 1 + (uint64_t)k);
   if (!k) return;
@@ -67,6 +67,6 @@ void ps_catch_up_ticks(const psModel *m, psData *d, int c) {
 /* At a pause: every tick up to now has fallen due. */
 void catch_up_all(const psModel *m, psData *d) {
   psFastState *f = ps_fast(d);
-  if (f->cpus_deferred & 1) d->jiffies = (uint64_t)(d->now_ns / m->tick_ns);
-  while (f->cpus_deferred) ps_catch_up_ticks(m, d, __builtin_ctzll(f->cpus_deferred));
+  if (ps_cpu_test(&f->cpus_deferred, 0)) d->jiffies = (uint64_t)(d->now_ns / m->tick_ns);
+  for (int c; (c = ps_cpumask_first(&f->cpus_deferred)) < PS_MAX_CPUS;) ps_catch_up_ticks(m, d, c);
 }

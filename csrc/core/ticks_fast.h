@@ -37,7 +37,7 @@ static inline int64_t before_sample(const psModel *m, const psData *d, int64_t k
  * among them: deliver_ticks runs before both at an instant.  No series
  * sample may fall among them.  e: the earliest event, or NULL. */
 static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const psEvt *e) {
-  if (ps_fast(d)->cpus_deferred) return;
+  if (ps_cpumask_any(&ps_fast(d)->cpus_deferred)) return;
   int64_t next = d->next_tick_ns[0], limit = t_end;
   if (e && e->time_ns < limit) limit = e->time_ns;
   if (limit - next < m->tick_ns) return;  /* not two ticks */
@@ -92,23 +92,28 @@ static inline int can_defer(const psModel *m) {
  * few of them per event were a third of the cost on 64 CPUs.) */
 static inline void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
   psFastState *f = ps_fast(d);
-  uint64_t fresh = f->cpus_fresh;
-  f->cpus_fresh = 0;
-  for (; fresh; fresh &= fresh - 1) {
-    int c = __builtin_ctzll(fresh);
-    const psCpu *cpu = &d->cpu[c];
-    if (d->task[cpu->curr].is_idle || cpu->need_resched || d->jiffies >= end_jiffies) continue;
-    /* a burst that ends by the tick after next settles the CPU by then */
-    if (d->burst_end_ns[c] < d->next_tick_ns[c] + m->tick_ns) continue;
-    int64_t k = before_sample(m, d, (int64_t)(end_jiffies - d->jiffies));
-    if (k < 2) continue;
-    int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
-    if (n < 2) continue;  /* one tick deferred saves nothing */
-    f->defer[c].n = n;
-    f->defer[c].asked_ns = d->now_ns;
-    f->defer[c].jiffies = d->jiffies;
-    d->next_tick_ns[c] += n * m->tick_ns;
-    f->cpus_deferred |= 1ULL << c;
+  /* word by word, each read and cleared before its CPUs are looked at
+   * (tick_batch asking, apply=0, marks none fresh); the words past the
+   * machine's CPUs stay empty */
+  for (int w = 0, nw = ps_cpu_words(m->ncpu); w < nw; w++) {
+    uint64_t fresh = f->cpus_fresh.w[w];
+    f->cpus_fresh.w[w] = 0;
+    for (; fresh; fresh &= fresh - 1) {
+      int c = w * 64 + __builtin_ctzll(fresh);
+      const psCpu *cpu = &d->cpu[c];
+      if (d->task[cpu->curr].is_idle || cpu->need_resched || d->jiffies >= end_jiffies) continue;
+      /* a burst that ends by the tick after next settles the CPU by then */
+      if (d->burst_end_ns[c] < d->next_tick_ns[c] + m->tick_ns) continue;
+      int64_t k = before_sample(m, d, (int64_t)(end_jiffies - d->jiffies));
+      if (k < 2) continue;
+      int64_t n = m->hooks.tick_batch(m, d, c, k, 0);
+      if (n < 2) continue;  /* one tick deferred saves nothing */
+      f->defer[c].n = n;
+      f->defer[c].asked_ns = d->now_ns;
+      f->defer[c].jiffies = d->jiffies;
+      d->next_tick_ns[c] += n * m->tick_ns;
+      ps_cpu_set(&f->cpus_deferred, c);
+    }
   }
 }
 

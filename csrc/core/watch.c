@@ -13,15 +13,16 @@ typedef struct {
 static pair idle_while_waiting(const psModel *m, const psData *d) {
   pair none = {-1, 0, -1};
   if (!d->watch.nr_waiting) return none;
-  uint64_t idle = 0;
+  psCpuMask idle;
+  ps_cpumask_zero(&idle);
   for (int c = 0; c < m->ncpu; c++)
-    if (d->task[d->cpu[c].curr].is_idle) idle |= 1ULL << c;
-  if (!idle) return none;
+    if (d->task[d->cpu[c].curr].is_idle) ps_cpu_set(&idle, c);
+  if (!ps_cpumask_any(&idle)) return none;
   /* the first on the list: the one that began to wait last */
   for (int32_t i = d->watch.waiting_head; i >= 0; i = d->task[i].waiting_next) {
     const psTask *t = &d->task[i];
-    uint64_t can = t->cpus_allowed & idle;
-    if (can) return (pair){__builtin_ctzll(can), t->pid, t->cpu};
+    int can = ps_cpumask_next_and(&t->cpus_allowed, &idle, 0);
+    if (can < PS_MAX_CPUS) return (pair){can, t->pid, t->cpu};
   }
   return none;
 }

@@ -29,7 +29,7 @@
 
 #include "fair_common.h"
 
-static int allowed(const psTask *p, int cpu) { return (int)(p->cpus_allowed >> cpu & 1); }
+static int allowed(const psTask *p, int cpu) { return ps_cpu_test(&p->cpus_allowed, cpu); }
 
 /* available_idle_cpu: nothing runs and nothing waits */
 static int idle_cpu(const psModel *m, const psData *d, int cpu) {

@@ -104,7 +104,7 @@ static int find_busiest_by_prio_avg(const psModel *m, psData *d, int cpu, int *i
 static int can_migrate_task(const psModel *m, const psData *d, const psTask *p, int busiest,
                             int cpu) {
   return o1_jiffies(d) - o1_sched_of_const(p)->last_run > cache_decay_ticks(m) &&
-         ps_curr(d, busiest) != p && (p->cpus_allowed >> cpu & 1);
+         ps_curr(d, busiest) != p && ps_cpu_test(&p->cpus_allowed, cpu);
 }
 
 int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
@@ -202,7 +202,7 @@ void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
 }
 
 void o1_sync_fast_migrate(const psModel *m, psData *d, psTask *p, const psTask *waker) {
-  if (!waker || p->cpu == waker->cpu || !(p->cpus_allowed >> waker->cpu & 1)) return;
+  if (!waker || p->cpu == waker->cpu || !ps_cpu_test(&p->cpus_allowed, waker->cpu)) return;
   ps_log(m, d, PS_EVT_MIGRATE, waker->cpu, p, p->cpu, p->prio, 1);
   p->cpu = waker->cpu;
   ps_count_up(&p->nr_migrations);

@@ -23,7 +23,7 @@ static int running_elsewhere(const psData *d, const psTask *p, int cpu) {
   return p->cpu != cpu && d->cpu[p->cpu].curr == ps_index(d, p);
 }
 
-static int allowed(const psTask *p, int cpu) { return (int)(p->cpus_allowed >> cpu & 1); }
+static int allowed(const psTask *p, int cpu) { return ps_cpu_test(&p->cpus_allowed, cpu); }
 
 /* can_schedule(p, cpu): cpus_runnable & cpus_allowed & (1 << cpu) on SMP,
  * 1 on UP (§5.5).  cpus_runnable is ~0 unless p runs somewhere. */

@@ -50,7 +50,6 @@ typedef struct o1_runqueue {
   uint32_t nr_uninterruptible;
   uint32_t expired_timestamp;   /* jiffies when the first task expired, 0 if none */
   uint32_t prio_avg;            /* Houston: filtered (MAX_PRIO - prio) of curr, x 1024 */
-  uint32_t prev_cpu_load[PS_MAX_CPUS]; /* this CPU's memory of every runqueue's length */
   int64_t nr_array_switches;
   int64_t nr_fairness_requeues; /* Houston */
   int64_t nr_balance_pulls;     /* tasks this CPU pulled */
@@ -72,6 +71,11 @@ typedef struct o1_runqueue {
    * `every` (BUSY_REBALANCE_TICK then), 0 before the first question
    * (balance_o1.c, busy_rebalance_after). */
   uint64_t rebalance_at, rebalance_every;
+  /* this CPU's memory of every runqueue's length (the kernel's, NR_CPUS
+   * long); last, so that the fields every tick reads share the runqueue's
+   * first lines however many CPUs the machine may have: its first ncpu
+   * entries are the ones read */
+  uint32_t prev_cpu_load[PS_MAX_CPUS];
 } o1_runqueue;
 
 /* State-field table entries of the runqueue fields every member shows. */

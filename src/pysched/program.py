@@ -18,7 +18,7 @@ from ._checks import check_int as _check_int
 # op codes of csrc/program.h
 (RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED, PERIODIC, FRAME,
  TIMER, AFFINITY) = range(16)
-MAX_CPUS = 64
+MAX_CPUS = 1024  # the core's PS_MAX_CPUS (csrc/core/cpumask.h)
 
 POLICIES = {"normal": 0, "fifo": 1, "rr": 2}
 MAX_LOOP_DEPTH = 8
@@ -191,11 +191,7 @@ class Program:
             mask |= 1 << _check_int("cpu in set_affinity", c, 0, MAX_CPUS - 1)
         if not mask:
             raise ValueError("set_affinity to no CPU: a task needs at least one")
-
-        def int32(x):  # the op's two 32-bit halves, as the core's int32 fields
-            return x - (1 << 32) if x >= 1 << 31 else x
-
-        return self._op(AFFINITY, int32(mask & 0xFFFFFFFF), int32(mask >> 32))
+        return self._op(AFFINITY, mask)  # the core keeps the set, the op its number
 
     def check_closed(self):
         if self._open:

@@ -42,10 +42,14 @@ FAST_PATHS = ("scan", "batch", "defer", "wheel", "skip")
 class TaskView:
     """A snapshot of one task: generic fields (pid, name, state, prio,
     static_prio, nice, time_slice, cpu_ns, wait_ns, sleep_ns, nr_switches,
-    nr_wakeups ...) and the policy's own (sleep_avg, last_run ...)."""
+    nr_wakeups ...) and the policy's own (sleep_avg, last_run ...).
+    cpus_allowed is the affinity as an int (bit i: CPU i, on machines of
+    up to 1,024 CPUs), and cpus the same CPUs as a list."""
 
     def __init__(self, fields):
         self.__dict__.update(fields)
+        mask = fields["cpus_allowed"]
+        self.cpus = [c for c in range(mask.bit_length()) if mask >> c & 1]
         self.state = "dead" if fields["exit_ns"] >= 0 else TASK_STATES[fields["state"]]
         self.policy = SCHED_POLICIES[fields["policy"]]
         self.nr_switches = fields["nvcsw"] + fields["nivcsw"]
@@ -595,7 +599,9 @@ class Simulator:
         ``keep_exited`` exited ones: a structured array with every counter
         and field as int64 (pid, cpu_ns, wait_ns, sleep_ns, nr_switches,
         nr_wakeups, exit_ns, ...) plus name; the bit mask cpus_allowed is
-        a uint64 (bit i: CPU i, 63 included)."""
+        a uint64 (bit i: CPU i, 63 included) of CPUs 0..63 alone: on a
+        machine of more, sim.task(pid).cpus_allowed (an int) and .cpus (a
+        list) are a task's whole affinity."""
         # the core writes the rows, in pid order, straight into the array:
         # its int64 columns bit for bit (an unsigned field's too), then
         # nr_switches and the name, with no table in between

@@ -663,8 +663,8 @@ def test_the_binding_refuses_what_it_cannot_convert_exactly():
     with pytest.raises(ValueError, match="init field 'sleep_avg\\\\x00x' contains a NUL"):
         sim.spawn(0, "t", 0, 0, 0, 1, -1, {"sleep_avg\x00x": 1}, 0)
     pid = sim.spawn(0, "t", 0, 0, 0, 1, -1, {}, 0)
-    with pytest.raises(ValueError, match=r"cpus_allowed mask=2\*\*70|cpus_allowed mask=\d+ is outside"):
-        sim.set_affinity(pid, 2**70)
+    with pytest.raises(ValueError, match=r"cpus_allowed mask=\d+ is outside"):
+        sim.set_affinity(pid, 2**1100)
     assert sim.ntasks == 1 and sim.get_params()["max_sleep_avg"] == 10000
 
 

@@ -2,6 +2,8 @@
 migration thread (2.5, Houston's 2.5.64-bk4) or a stopper (6.x), the task
 is preempted and moved before the call returns; 2.4.20 has neither (its
 sched.c has no set_cpus_allowed) and moves it as its CPU next schedules."""
+import pickle
+
 import pytest
 
 import pysched as ps
@@ -65,6 +67,24 @@ def test_a_program_op_to_a_cpu_the_machine_lacks_is_refused():
         sim.spawn(ps.Program().set_affinity([0, 3]))
     with pytest.raises(ValueError, match="set_affinity to no CPU"):
         ps.Program().set_affinity([])
-    with pytest.raises(ValueError, match="cpu in set_affinity"):
-        ps.Program().set_affinity([64])
-    assert repr(ps.Program().set_affinity([63]).run(ms=1)) == "Program(set_affinity, run)"
+    with pytest.raises(ValueError, match=r"cpu in set_affinity=1024 is outside the allowed range 0\.\.1023"):
+        ps.Program().set_affinity([1024])
+    assert repr(ps.Program().set_affinity([1023]).run(ms=1)) == "Program(set_affinity, run)"
+
+
+@pytest.mark.parametrize("preset", MOVING + ["linux-2.4.20"])
+def test_a_program_moves_itself_past_cpu_63(preset):
+    """A program's CPU sets are the model's (an op names one): 1,024 CPUs
+    fit, two programs' sets stay apart, and a copy and a pickle keep them."""
+    sim = ps.Simulator(preset, cpus=1024)
+    a = sim.spawn(ps.Program().run(ms=3).set_affinity([900, 1023]).run(ms=3)
+                  .set_affinity([64]).run(ms=3), cpu=0)
+    b = sim.spawn(ps.Program().set_affinity([70]).run(ms=20), cpu=1)
+    sim.run(0.0035)
+    assert (sim.task(a).cpu, sim.task(a).cpus) == (900, [900, 1023])
+    assert (sim.task(b).cpu, sim.task(b).cpus) == (70, [70])
+    twins = [sim.copy(), pickle.loads(pickle.dumps(sim))]
+    for s in [sim] + twins:
+        s.run(0.01)
+        assert (s.task(a).cpu, s.task(a).cpus, s.task(a).cpu_ns) == (64, [64], 9_000_000)
+        s.check()

@@ -358,8 +358,8 @@ def test_a_crafted_pc_inside_a_loop_body_without_its_frame_is_refused():
     sim = ps.Simulator("linux-2.5.65")
     sim.spawn(ps.Program().loop(3).run(ms=1).sleep(ms=1).end(), name="looper")
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the program state at 96 (prog, pc, loop_depth ...)
-    pc = raw.index(b"looper\0") - 12 + 96 + 4
+    # psTask: the name at 12, the program state at 216 (prog, pc, loop_depth ...)
+    pc = raw.index(b"looper\0") - 12 + 216 + 4
     assert raw[pc - 4:pc + 8] == bytes(12), "psTask's layout moved: update the offsets"
     raw[pc] = 1  # at the run op, inside the loop, with no loop entered
     with pytest.raises(ValueError, match="damaged: pid 1's program state"):
@@ -388,8 +388,8 @@ def test_a_crafted_idle_task_with_an_exit_time_is_refused():
     sim.spawn(ps.programs.interactive(2, 10))
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, exit_ns at 472, just before the policy's area
-    exit_ns = raw.index(b"swapper/1\0") - 12 + 472
+    # psTask: the name at 12, exit_ns at 592, just before the policy's area
+    exit_ns = raw.index(b"swapper/1\0") - 12 + 592
     assert raw[exit_ns:exit_ns + 8] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
     raw[exit_ns:exit_ns + 8] = (2).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: cpu 1's idle task"):
@@ -427,9 +427,9 @@ def test_a_crafted_loop_whose_end_lies_outside_its_program_is_refused(end):
         Sim.restore(resealed(raw))
 
 
-@pytest.mark.parametrize("field, at, value", [("exec_start", 592, 2**63), ("sum_exec_runtime", 584, 2**62),
-                                              ("vlag", 568, -2**63), ("exec_start", 592, 1),
-                                              ("exec_start", 592, 0)])
+@pytest.mark.parametrize("field, at, value", [("exec_start", 712, 2**63), ("sum_exec_runtime", 704, 2**62),
+                                              ("vlag", 688, -2**63), ("exec_start", 712, 1),
+                                              ("exec_start", 712, 0)])
 def test_a_crafted_fair_entity_whose_times_would_overflow_is_refused(field, at, value):
     """update_curr took now - exec_start of a crafted 2^63 (found by the
     pickle mutator under UBSan); an exec_start moved back below the time the
@@ -457,7 +457,7 @@ def test_a_crafted_accounting_mark_that_breaks_the_tiling_of_a_tasks_life_is_ref
     sim.spawn(ps.programs.interactive(2, 10), name="ticker")
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    since = raw.index(b"ticker\0") - 12 + 360  # psTask: the name at 12, since_ns at 360
+    since = raw.index(b"ticker\0") - 12 + 480  # psTask: the name at 12, since_ns at 480
     assert 0 < int.from_bytes(raw[since:since + 8], "little") <= sim.now_ns, \
         "psTask's layout moved: update the offsets"
     raw[since:since + 8] = (2).to_bytes(8, "little")
@@ -489,8 +489,8 @@ def test_a_crafted_last_run_ahead_of_the_jiffies_is_refused():
     sim.spawn(ps.programs.interactive(2, 10), name="waker")
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 528: prio links (20 bytes), sleep_avg, last_run
-    last_run = raw.index(b"waker\0") - 12 + 528 + 24
+    # psTask: the name at 12, the policy's area at 648: prio links (20 bytes), sleep_avg, last_run
+    last_run = raw.index(b"waker\0") - 12 + 648 + 24
     assert int.from_bytes(raw[last_run:last_run + 4], "little") <= sim.jiffies, \
         "psTask's or o1_sched's layout moved: update the offsets"
     raw[last_run:last_run + 4] = (sim.jiffies + 65280).to_bytes(4, "little")
@@ -577,7 +577,7 @@ def test_a_crafted_eevdf_slice_longer_than_any_base_slice_is_refused():
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     sim.run(seconds=0.01)
     raw = bytearray(sim._core.snapshot())
-    slice_at = raw.index(b"hog\0") - 12 + 576  # psTask: the name at 12; fair_se's slice at 576
+    slice_at = raw.index(b"hog\0") - 12 + 696  # psTask: the name at 12; fair_se's slice at 696
     assert int.from_bytes(raw[slice_at:slice_at + 8], "little") == sim.task("hog").slice
     raw[slice_at:slice_at + 8] = (2**62).to_bytes(8, "little")
     with pytest.raises(ValueError, match=r"damaged: .*slice=4611686018427387904 ns is outside the "
@@ -593,8 +593,8 @@ def test_a_crafted_link_on_a_task_in_no_prio_array_is_refused():
     while sim.task("sleeper").state != "interruptible":
         sim.step()
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 528: array, run_next, run_prev, lru_next, lru_prev
-    links = raw.index(b"sleeper\0") - 12 + 528
+    # psTask: the name at 12, the policy's area at 648: array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"sleeper\0") - 12 + 648
     assert raw[links:links + 20] == bytes([0xFF] * 20), "psTask's layout moved: update the offsets"
     raw[links + 12:links + 16] = (0).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: pid 2: in no array but linked in a list"):
@@ -608,7 +608,7 @@ def test_a_crafted_back_link_of_the_lru_list_is_refused():
     sim = ps.Simulator("houston-2003", cpus=4)
     sim.spawn(ps.programs.cpu_hog(), name="hog", cpu=0)
     raw = bytearray(sim._core.snapshot())
-    links = raw.index(b"hog\0") - 12 + 528  # array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"hog\0") - 12 + 648  # array, run_next, run_prev, lru_next, lru_prev
     assert raw[links + 16:links + 20] == bytes([0xFF] * 4), "psTask's layout moved: update the offsets"
     raw[links + 16:links + 20] = (2).to_bytes(4, "little")
     with pytest.raises(ValueError, match="damaged: cpu 0 array .: the lru list's back link"):
@@ -622,7 +622,7 @@ def test_a_crafted_lru_link_under_a_policy_without_an_lru_list_is_refused():
     sim = ps.Simulator("linux-2.5.64")
     sim.spawn(ps.programs.cpu_hog(), name="hog")
     raw = bytearray(sim._core.snapshot())
-    links = raw.index(b"hog\0") - 12 + 528  # array, run_next, run_prev, lru_next, lru_prev
+    links = raw.index(b"hog\0") - 12 + 648  # array, run_next, run_prev, lru_next, lru_prev
     assert raw[links + 12:links + 20] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
     raw[links + 12:links + 16] = bytes(4)
     with pytest.raises(ValueError, match="damaged: pid 1: linked in an lru list this policy does not keep"):
@@ -637,8 +637,8 @@ def test_a_crafted_houston_run_avg_timestamp_ahead_of_the_jiffies_is_refused():
     sim.spawn(ps.programs.interactive(2, 30), name="waker")
     sim.run(seconds=0.35)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 528: o1_sched (48 bytes), run_avg, run_avg_timestamp
-    stamp = raw.index(b"waker\0") - 12 + 528 + 52
+    # psTask: the name at 12, the policy's area at 648: o1_sched (48 bytes), run_avg, run_avg_timestamp
+    stamp = raw.index(b"waker\0") - 12 + 648 + 52
     assert 0 < int.from_bytes(raw[stamp:stamp + 4], "little") <= sim.jiffies, \
         "psTask's or h_task's layout moved: update the offsets"
     raw[stamp:stamp + 4] = (sim.jiffies + 93).to_bytes(4, "little")
@@ -664,14 +664,14 @@ def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may
     sim.set_affinity(running, [2, 3])  # moves to CPU 2 as CPU 0 next schedules
     raw = bytearray(sim._core.snapshot())
     # psTask: the name at 12 (names no other string of the snapshot holds),
-    # cpus_allowed at 80, migrate_to at 88
+    # cpus_allowed at 80, migrate_to at 208
     cur, other = raw.index(running.encode() + b"\0") - 12, raw.index(waiting.encode() + b"\0") - 12
-    assert int.from_bytes(raw[cur + 88:cur + 92], "little") == 2, "psTask's layout moved"
+    assert int.from_bytes(raw[cur + 208:cur + 212], "little") == 2, "psTask's layout moved"
     Sim.restore(resealed(raw)).check()
     moved_elsewhere = bytearray(raw)
     moved_elsewhere[cur + 80:cur + 88] = (0b1000).to_bytes(8, "little")
     queued = bytearray(raw)
-    queued[other + 88:other + 92] = (1).to_bytes(4, "little")
+    queued[other + 208:other + 212] = (1).to_bytes(4, "little")
     for crafted in (moved_elsewhere, queued):
         with pytest.raises(ValueError, match=r"damaged: pid \d is to move to cpu [12], but it is "
                                              r"not current on cpu 0 or may not run there"):
@@ -687,9 +687,10 @@ def test_a_crafted_move_left_pending_under_a_migration_thread_is_refused(preset)
     sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
     sim.run(seconds=0.01)
     raw = bytearray(sim._core.snapshot())
-    cur = raw.index(b"pinned\0") - 12  # psTask: the name at 12, migrate_to at 88
-    assert int.from_bytes(raw[cur + 88:cur + 92], "little") == 2**32 - 1, "psTask's layout moved"
-    raw[cur + 80:cur + 92] = (0b10).to_bytes(8, "little") + (1).to_bytes(4, "little")
+    cur = raw.index(b"pinned\0") - 12  # psTask: the name at 12, migrate_to at 208
+    assert int.from_bytes(raw[cur + 208:cur + 212], "little") == 2**32 - 1, "psTask's layout moved"
+    raw[cur + 80:cur + 88] = (0b10).to_bytes(8, "little")
+    raw[cur + 208:cur + 212] = (1).to_bytes(4, "little")
     with pytest.raises(ValueError, match=r"damaged: pid 1 is to move to cpu 1 from cpu 0, but "
                                          r"under \w+ set_cpus_allowed moves a running task"):
         Sim.restore(resealed(raw))
@@ -811,8 +812,8 @@ def test_a_crafted_list_of_waiting_tasks_is_refused():
     raw = bytearray(sim._core.snapshot())
     links = {}
     for pid in (1, 2, 3):
-        # psTask: the name at 12, waiting_prev at 488, waiting_next at 492
-        at = raw.index(f"hog{pid}".encode() + b"\0") - 12 + 488
+        # psTask: the name at 12, waiting_prev at 608, waiting_next at 612
+        at = raw.index(f"hog{pid}".encode() + b"\0") - 12 + 608
         links[pid] = (at, *(int.from_bytes(raw[at + k:at + k + 4], "little", signed=True)
                             for k in (0, 4)))
     # two wait behind the one that runs: one of them links to the other
@@ -836,9 +837,9 @@ def cfs_tasks_snapshot():
         sim.spawn(ps.programs.cpu_hog(), name=f"hog{k}", cpu=0, cpus_allowed=[0])
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the policy's area at 528: fair_se's tree links
+    # psTask: the name at 12, the policy's area at 648: fair_se's tree links
     # (16 bytes), seven u64 times, list_stamp, list_prev, list_next
-    stamp = {f"hog{k}": raw.index(f"hog{k}\0".encode()) - 12 + 528 + 72 for k in range(3)}
+    stamp = {f"hog{k}": raw.index(f"hog{k}\0".encode()) - 12 + 648 + 72 for k in range(3)}
     slot = {name: 2 + k for k, name in enumerate(stamp)}  # after the 2 idle tasks
     links = {name: (int.from_bytes(raw[o + 8:o + 12], "little", signed=True),
                     int.from_bytes(raw[o + 12:o + 16], "little", signed=True))

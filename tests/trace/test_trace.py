@@ -383,19 +383,25 @@ def test_a_capture_of_up_to_64_cpus_keeps_its_masks_as_uint64(tmp_path):
 
 
 def test_a_replay_of_more_cpus_than_the_simulator_has_says_so(tmp_path):
-    path = tmp_path / "big.txt"
-    text = on_cpu(GOOD, 4095)
-    for cpu in range(2, 100):
-        text += f"         swapper     0/0     [{cpu:03d}] 87142.987458209:       " \
-                f"sched:sched_switch: prev_comm=swapper/{cpu} prev_pid=0 prev_prio=120 " \
-                f"prev_state=R ==> next_comm=swapper/{cpu} next_pid=0 next_prio=120\n"
-    path.write_text(text)
-    t = tr.load(path)
-    assert len(t.cpus) == 100
-    with pytest.raises(ValueError, match=r"the trace has 100 CPUs and the simulator at most 64: "
+    def trace(ncpu):
+        text = on_cpu(GOOD, 4095)
+        for cpu in range(2, ncpu):
+            text += f"         swapper     0/0     [{cpu:03d}] 87142.987458209:       " \
+                    f"sched:sched_switch: prev_comm=swapper/{cpu} prev_pid=0 prev_prio=120 " \
+                    f"prev_state=R ==> next_comm=swapper/{cpu} next_pid=0 next_prio=120\n"
+        path = tmp_path / f"big{ncpu}.txt"
+        path.write_text(text)
+        return tr.load(path)
+
+    # 100 CPUs replay as they are: trace CPU 4095 (the 100th) runs as CPU 99
+    w = trace(100).to_workload(tasks=["perf"])
+    assert w.cpus == 100 and w.tasks[0].cpus_allowed == (0, 99)
+    t = trace(1100)
+    assert len(t.cpus) == 1100
+    with pytest.raises(ValueError, match=r"the trace has 1100 CPUs and the simulator at most 1024: "
                                          r"pass cpus="):
         t.to_workload()
-    # folded onto 4 CPUs it replays: trace CPU 4095 (the 100th) runs as CPU 99 mod 4
+    # folded onto 4 CPUs it replays: trace CPU 4095 (the 1100th) runs as CPU 1099 mod 4
     w = t.to_workload(cpus=4, tasks=["perf"])
     assert w.cpus == 4 and w.tasks[0].cpus_allowed == (0, 3)
     sim = w.run("linux-2.5.65", seconds=0.01)

@@ -84,7 +84,7 @@ typedef struct ext_shared {
   int32_t fair;                   /* the tasks are EEVDF's (the fallback) */
   int32_t pad;
   ext_dsp_ent dsp_buf[EXT_MAX_BATCH];
-  uint64_t idle_mask;             /* idle_masks.cpu */
+  psCpuMask idle_mask;            /* idle_masks.cpu */
   uint64_t watchdog_next;         /* jiffies of the next watchdog check */
   int64_t exit_ns;
   /* what the exit concerns: the op (EXT_OP_*, -1 none), the task (pid, 0
@@ -147,7 +147,7 @@ static inline const psExtOps *XOPS_ANY(const psModel *m) {
   return ((const psExtPolicy *)m->policy)->ops;
 }
 static inline int ext_rt(const psTask *p) { return p->policy != PS_SCHED_NORMAL; }
-static inline int ext_allowed(const psTask *p, int cpu) { return (int)(p->cpus_allowed >> cpu & 1); }
+static inline int ext_allowed(const psTask *p, int cpu) { return ps_cpu_test(&p->cpus_allowed, cpu); }
 
 /* ---- ext_dsq.c ---- */
 void ext_dsq_init(ext_dsq *q, uint64_t id);

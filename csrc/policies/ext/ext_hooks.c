@@ -58,7 +58,7 @@ static void ext_init_rq(const psModel *m, psData *d, int cpu) {
   s->enabled = XOPS_ANY(m) != NULL;
   s->op = s->ddsp_task = s->dsp_cpu = s->this_cpu = s->exit_op = -1;
   /* reset_idle_masks: every online CPU idle */
-  s->idle_mask = m->ncpu == 64 ? ~0ULL : (1ULL << m->ncpu) - 1;
+  ps_cpumask_fill(&s->idle_mask, m->ncpu);
   s->watchdog_next = ext_timeout_jiffies(m, d) / 2;
 }
 
@@ -254,7 +254,7 @@ static void ext_migrate_class(const psModel *m, psData *d, psTask *p, int dest) 
   FALLBACK(fair_migrate(m, d, p, dest));
   const psExtOps *ops = XOPS(m, d);
   if (ops && ops->set_cpumask && !ext_rt(p))
-    OPS_CALL(m, d, EXT_OP_SET_CPUMASK, p->cpu, ops->set_cpumask(m, d, p, p->cpus_allowed));
+    OPS_CALL(m, d, EXT_OP_SET_CPUMASK, p->cpu, ops->set_cpumask(m, d, p, &p->cpus_allowed));
   if (!p->on_rq) {
     ext_set_task_cpu(m, d, p, dest);
     return;

@@ -137,42 +137,38 @@ void ext_update_idle(const psModel *m, psData *d, int cpu, int idle, int notify)
   }
   if (builtin_idle(m) && (notify || ps_curr(d, cpu)->is_idle)) {
     if (idle)
-      XS(m, d)->idle_mask |= 1ULL << cpu;
+      ps_cpu_set(&XS(m, d)->idle_mask, cpu);
     else
-      XS(m, d)->idle_mask &= ~(1ULL << cpu);
+      ps_cpu_clear(&XS(m, d)->idle_mask, cpu);
   }
 }
 
 static int test_and_clear_idle(const psModel *m, psData *d, int cpu) {
   ext_shared *s = XS(m, d);
-  int was = (int)(s->idle_mask >> cpu & 1);
-  s->idle_mask &= ~(1ULL << cpu);
+  int was = ps_cpu_test(&s->idle_mask, cpu);
+  ps_cpu_clear(&s->idle_mask, cpu);
   return was;
 }
 
 /* scx_pick_idle_cpu with cpumask_any_and_distribute (lib/cpumask.c): the
  * first idle allowed CPU after the one this CPU's last call returned */
-static int32_t pick_idle(const psModel *m, psData *d, uint64_t allowed) {
+static int32_t pick_idle(const psModel *m, psData *d, const psCpuMask *allowed) {
   ext_shared *s = XS(m, d);
   int me = s->this_cpu >= 0 ? s->this_cpu : 0;
   ext_rq *rq = XRQ(m, d, me);
   for (;;) {
-    uint64_t cand = s->idle_mask & allowed;
-    if (!cand) return -16; /* -EBUSY */
-    int cpu = -1;
-    for (int k = 1; k <= m->ncpu; k++) {
-      int c = (rq->distribute_prev + k) % m->ncpu;
-      if (cand >> c & 1) {
-        cpu = c;
-        break;
-      }
-    }
+    /* the first candidate after distribute_prev, else the first from 0 */
+    int from = rq->distribute_prev >= 0 && rq->distribute_prev < m->ncpu ? rq->distribute_prev + 1 : 0;
+    int cpu = ps_cpumask_next_and(&s->idle_mask, allowed, from);
+    if (cpu >= m->ncpu) cpu = ps_cpumask_next_and(&s->idle_mask, allowed, 0);
+    if (cpu >= m->ncpu) return -16; /* -EBUSY */
     rq->distribute_prev = cpu;
     if (test_and_clear_idle(m, d, cpu)) return cpu;
   }
 }
 
-int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, uint64_t cpus_allowed, uint64_t flags) {
+int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, const psCpuMask *cpus_allowed,
+                              uint64_t flags) {
   (void)flags;
   if (!idle_ok(m, d)) return -16;
   return pick_idle(m, d, cpus_allowed);
@@ -199,7 +195,7 @@ int32_t scx_bpf_select_cpu_dfl(const psModel *m, psData *d, psTask *p, int32_t p
     return p->cpu;
   }
   int cpu = s->this_cpu;
-  if ((wake_flags & SCX_WAKE_SYNC) && cpu >= 0 && s->idle_mask && !XRQ(m, d, cpu)->local.nr &&
+  if ((wake_flags & SCX_WAKE_SYNC) && cpu >= 0 && ps_cpumask_any(&s->idle_mask) && !XRQ(m, d, cpu)->local.nr &&
       ext_allowed(p, cpu)) {
     *is_idle = 1;
     return cpu;
@@ -208,7 +204,7 @@ int32_t scx_bpf_select_cpu_dfl(const psModel *m, psData *d, psTask *p, int32_t p
     *is_idle = 1;
     return prev_cpu;
   }
-  cpu = pick_idle(m, d, p->cpus_allowed);
+  cpu = pick_idle(m, d, &p->cpus_allowed);
   if (cpu >= 0) {
     *is_idle = 1;
     return cpu;

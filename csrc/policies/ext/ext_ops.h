@@ -101,7 +101,7 @@ typedef struct psExtOps {
   void (*quiescent)(const psModel *m, psData *d, psTask *p, uint64_t deq_flags);
   int (*yield)(const psModel *m, psData *d, psTask *from, psTask *to);
   void (*set_weight)(const psModel *m, psData *d, psTask *p, uint32_t weight);
-  void (*set_cpumask)(const psModel *m, psData *d, psTask *p, uint64_t cpumask);
+  void (*set_cpumask)(const psModel *m, psData *d, psTask *p, const psCpuMask *cpumask);
   void (*update_idle)(const psModel *m, psData *d, int32_t cpu, int idle);
   int32_t (*init_task)(const psModel *m, psData *d, psTask *p, int fork);
   void (*exit_task)(const psModel *m, psData *d, psTask *p, int cancelled);
@@ -125,7 +125,8 @@ void scx_bpf_kick_cpu(const psModel *m, psData *d, int32_t cpu, uint64_t flags);
 int32_t scx_bpf_dsq_nr_queued(const psModel *m, psData *d, uint64_t dsq_id);
 int32_t scx_bpf_select_cpu_dfl(const psModel *m, psData *d, psTask *p, int32_t prev_cpu,
                                uint64_t wake_flags, int *is_idle);
-int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, uint64_t cpus_allowed, uint64_t flags);
+int32_t scx_bpf_pick_idle_cpu(const psModel *m, psData *d, const psCpuMask *cpus_allowed,
+                              uint64_t flags);
 int scx_bpf_test_and_clear_cpu_idle(const psModel *m, psData *d, int32_t cpu);
 uint64_t scx_bpf_now(const psModel *m, const psData *d);
 void scx_bpf_error(const psModel *m, psData *d, const char *msg);

@@ -118,7 +118,7 @@ typedef s64 __s64;
 
 /* ---- the task view ---- */
 struct cpumask {
-  u64 bits;   /* CPUs 0..63 */
+  u64 bits[PS_CPUMASK_WORDS];   /* bit c of word c / 64: CPU c (psCpuMask's layout) */
 };
 
 /* enum scx_ent_flags */
@@ -217,9 +217,9 @@ static inline void ps_scx_view_(struct task_struct *v, psTask *t) {
   v->on_rq = t->on_rq != 0;
   v->prio = v->normal_prio = t->prio;
   v->static_prio = t->static_prio;
-  v->ps_cpus.bits = t->cpus_allowed;
+  memcpy(v->ps_cpus.bits, t->cpus_allowed.w, sizeof v->ps_cpus.bits);
   v->cpus_ptr = &v->ps_cpus;
-  v->nr_cpus_allowed = __builtin_popcountll(t->cpus_allowed);
+  v->nr_cpus_allowed = ps_cpumask_weight(&t->cpus_allowed);
   v->scx.slice = *ps_scx_u64_(t, PS_EXT_TASK_SLICE_OFF);
   v->scx.dsq_vtime = *ps_scx_u64_(t, PS_EXT_TASK_DSQ_VTIME_OFF);
   memcpy(&v->scx.weight, t->priv + PS_EXT_TASK_WEIGHT_OFF, sizeof v->scx.weight);
@@ -259,6 +259,24 @@ static inline void ps_scx_dsq_insert_vtime_(struct task_struct *p, u64 dsq_id, u
                              flags);
   ps_scx_reload_(p);
 }
+/* the cpumask kfuncs and helpers over struct cpumask, a psCpuMask's words */
+static inline s32 ps_scx_pick_idle_cpu_(const struct cpumask *mask, u64 flags) {
+  psCpuMask cm;
+  memcpy(cm.w, mask->bits, sizeof cm.w);
+  return (scx_bpf_pick_idle_cpu)(ps_scx_cur_.m, ps_scx_cur_.d, &cm, flags);
+}
+static inline u32 ps_scx_cpumask_weight_(const struct cpumask *mask) {
+  u32 n = 0;
+  for (int i = 0; i < PS_CPUMASK_WORDS; i++) n += (u32)__builtin_popcountll(mask->bits[i]);
+  return n;
+}
+/* the first CPU of mask, nr_cpu_ids when it has none */
+static inline u32 ps_scx_cpumask_first_(const struct cpumask *mask) {
+  for (int i = 0; i < PS_CPUMASK_WORDS; i++)
+    if (mask->bits[i]) return (u32)(i * 64 + __builtin_ctzll(mask->bits[i]));
+  return (u32)ps_scx_cur_.m->ncpu;
+}
+
 static inline s32 ps_scx_select_cpu_dfl_(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
                                          bool *is_idle) {
   int idle = 0;
@@ -296,8 +314,7 @@ static inline void ps_scx_error_(const char *fmt, ...) {
   ((scx_bpf_dsq_nr_queued)(ps_scx_cur_.m, ps_scx_cur_.d, (dsq_id)))
 #define scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, is_idle) \
   ps_scx_select_cpu_dfl_((p), (prev_cpu), (wake_flags), (is_idle))
-#define scx_bpf_pick_idle_cpu(cpus_allowed, flags) \
-  ((scx_bpf_pick_idle_cpu)(ps_scx_cur_.m, ps_scx_cur_.d, (cpus_allowed)->bits, (flags)))
+#define scx_bpf_pick_idle_cpu(cpus_allowed, flags) ps_scx_pick_idle_cpu_((cpus_allowed), (flags))
 #define scx_bpf_test_and_clear_cpu_idle(cpu) \
   ((bool)(scx_bpf_test_and_clear_cpu_idle)(ps_scx_cur_.m, ps_scx_cur_.d, (cpu)))
 #define scx_bpf_now() ((u64)(scx_bpf_now)(ps_scx_cur_.m, ps_scx_cur_.d))
@@ -307,10 +324,9 @@ static inline void ps_scx_error_(const char *fmt, ...) {
 #define scx_bpf_task_cpu(p) ((s32)(p)->ps_task->cpu)
 #define bpf_get_smp_processor_id() ((u32)ps_ext_this_cpu(ps_scx_cur_.m, ps_scx_cur_.d))
 #define bpf_cpumask_test_cpu(cpu, mask) \
-  ((u32)(cpu) < 64 && ((mask)->bits >> (u32)(cpu) & 1))
-#define bpf_cpumask_weight(mask) ((u32)__builtin_popcountll((mask)->bits))
-#define bpf_cpumask_first(mask) \
-  ((mask)->bits ? (u32)__builtin_ctzll((mask)->bits) : (u32)ps_scx_cur_.m->ncpu)
+  ((u32)(cpu) < PS_MAX_CPUS && ((mask)->bits[(u32)(cpu) / 64] >> ((u32)(cpu) % 64) & 1))
+#define bpf_cpumask_weight(mask) ((u32)ps_scx_cpumask_weight_(mask))
+#define bpf_cpumask_first(mask) ps_scx_cpumask_first_(mask)
 
 /* ---- loops (bpf_helpers.h's bpf_for, bpf_repeat, bpf_for_each): their
  * bounds are evaluated once, as the kernel's numeric iterator takes them ---- */
@@ -463,11 +479,12 @@ static int ps_scx_a_yield(const psModel *m, psData *d, psTask *from, psTask *to)
   return r;
 }
 
-static void ps_scx_a_set_cpumask(const psModel *m, psData *d, psTask *t, u64 mask) {
+static void ps_scx_a_set_cpumask(const psModel *m, psData *d, psTask *t, const psCpuMask *mask) {
   PS_SCX_ENTER(m, d);
   struct task_struct p;
   ps_scx_view_(&p, t);
-  struct cpumask cm = {mask};
+  struct cpumask cm;
+  memcpy(cm.bits, mask->w, sizeof cm.bits);
   PS_OP(set_cpumask, void, struct task_struct *, const struct cpumask *)(&p, &cm);
   ps_scx_flush_(&p);
   PS_SCX_LEAVE();

@@ -127,10 +127,13 @@ def write(sim, path):
         out.write(f"# pysched export: preset={sim.preset} cpus={sim.cpus} hz={sim.hz} "
                   f"seed={sim.seed} end_ns={sim.now_ns}\n")
         for row in st:
+            # stats() holds CPUs 0..63 of a mask; a larger machine's, the task's own
+            mask = (int(row["cpus_allowed"]) if sim.cpus <= 64
+                    else sim.task(int(row["pid"])).cpus_allowed)
             out.write(f"# pysched task: pid={row['pid']} ppid={row['ppid']} nice={row['nice']} "
                       f"policy={SCHED_POLICIES[int(row['policy'])]} "
                       f"rt_priority={row['rt_priority']} "
-                      f"cpus_allowed={int(row['cpus_allowed']):#x} comm={comm(row['name'])}\n")
+                      f"cpus_allowed={mask:#x} comm={comm(row['name'])}\n")
         for t, cpu, kind, pid, other, pr, value in zip(
                 ev["time_ns"].tolist(), ev["cpu"].tolist(), ev["kind"].tolist(),
                 ev["pid"].tolist(), ev["other"].tolist(), ev["prio"].tolist(),
