@@ -75,6 +75,13 @@ static inline int ps_cpumask_any(const psCpuMask *s) {
   for (int i = 0; i < PS_CPUMASK_WORDS; i++) x |= s->w[i];
   return x != 0;
 }
+/* whether words 0..nw-1 of s hold a CPU: the per-instant tests, which
+ * look at the machine's words only (ps_cpu_words) */
+static inline int ps_cpumask_any_n(const psCpuMask *s, int nw) {
+  uint64_t x = 0;
+  for (int i = 0; i < nw; i++) x |= s->w[i];
+  return x != 0;
+}
 static inline int ps_cpumask_weight(const psCpuMask *s) {
   int n = 0;
   for (int i = 0; i < PS_CPUMASK_WORDS; i++) n += __builtin_popcountll(s->w[i]);

@@ -45,7 +45,7 @@ __attribute__((target("avx2"))) psDue next_due_avx2(const psModel *m, const psDa
 __attribute__((target("avx2"))) void cpus_at_avx2(const psModel *m, const int64_t *times,
                                                   int64_t t, psCpuMask *at) {
   __m256i at_t = _mm256_set1_epi64x(t);
-  ps_cpumask_zero(at);
+  for (int w = 0, nw = ps_cpu_words(m->ncpu); w < nw; w++) at->w[w] = 0;
   int c = 0;
   for (; c + 4 <= m->ncpu; c += 4) {
     __m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)&times[c]), at_t);
@@ -69,7 +69,7 @@ __attribute__((target("avx512f"))) psDue next_due_avx512(const psModel *m,
 __attribute__((target("avx512f"))) void cpus_at_avx512(const psModel *m, const int64_t *times,
                                                         int64_t t, psCpuMask *at) {
   __m512i at_t = _mm512_set1_epi64(t);
-  ps_cpumask_zero(at);
+  for (int w = 0, nw = ps_cpu_words(m->ncpu); w < nw; w++) at->w[w] = 0;
   int c = 0;
   for (; c + 8 <= m->ncpu; c += 8)
     at->w[c >> 6] |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512(&times[c]), at_t)
@@ -91,9 +91,9 @@ __attribute__((noinline, cold)) int scans_agree(const psModel *m, const psData *
       {"avx512", __builtin_cpu_supports("avx512f"), next_due_avx512, cpus_at_avx512},
   };
   psDue s = next_due_scalar(m, d);
-  psCpuMask tick_at, end_at, wide_tick_at, wide_end_at;
-  cpus_at_scalar(m, d->next_tick_ns, s.tick, &tick_at);
-  cpus_at_scalar(m, d->burst_end_ns, s.burst_end, &end_at);
+  psCpuMask tick_at = {{0}}, end_at = {{0}}, wide_tick_at = {{0}}, wide_end_at = {{0}};
+  cpus_at_scalar(m, d->next_tick_ns, s.tick, &tick_at, ps_cpu_words(m->ncpu));
+  cpus_at_scalar(m, d->burst_end_ns, s.burst_end, &end_at, ps_cpu_words(m->ncpu));
   for (int i = 0; i < 2; i++) {
     if (!wide[i].supported) continue;
     psDue w = wide[i].next_due(m, d);

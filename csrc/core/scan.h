@@ -44,9 +44,11 @@ static inline void cpus_at_from(const psModel *m, const int64_t *times, int64_t 
   for (; c < m->ncpu; c++) at->w[c >> 6] |= (uint64_t)(times[c] == t) << (c & 63);
 }
 
+/* Only the machine's words of `at` are written (ps_cpu_words), which are
+ * all its readers look at. */
 static inline void cpus_at_scalar(const psModel *m, const int64_t *times, int64_t t,
-                                  psCpuMask *at) {
-  ps_cpumask_zero(at);
+                                  psCpuMask *at, int nw) {
+  for (int w = 0; w < nw; w++) at->w[w] = 0;
   cpus_at_from(m, times, t, at, 0);
 }
 
@@ -89,9 +91,8 @@ __attribute__((always_inline)) static inline psDue next_due(const psModel *m, ps
 /* cpus_at_scalar, for t the least of the entries: on one CPU that CPU,
  * without the scan (which cost the wakeup-heavy case c0 2 % of its time). */
 __attribute__((always_inline)) static inline void cpus_at(const psModel *m, const int64_t *times,
-                                                          int64_t t, psCpuMask *at) {
+                                                          int64_t t, psCpuMask *at, int nw) {
   if (m->ncpu == 1) {
-    ps_cpumask_zero(at);
     at->w[0] = 1;
     return;
   }
@@ -101,7 +102,7 @@ __attribute__((always_inline)) static inline void cpus_at(const psModel *m, cons
     if (__builtin_cpu_supports("avx2")) return cpus_at_avx2(m, times, t, at);
   }
 #endif
-  cpus_at_scalar(m, times, t, at);
+  cpus_at_scalar(m, times, t, at, nw);
 }
 
 #endif

@@ -44,7 +44,6 @@ typedef struct psTask {
   int32_t nice;               /* -20..19 */
   int32_t time_slice;         /* ticks left */
   int32_t cpu;                /* CPU it runs or last ran on */
-  psCpuMask cpus_allowed;     /* affinity: the CPUs it may run on */
   int32_t migrate_to;         /* CPU to move to when it next leaves the CPU, -1 none */
   int32_t on_rq;              /* queued on its CPU's runqueue (the engine keeps it) */
 
@@ -75,6 +74,11 @@ typedef struct psTask {
    * its policy's bound, -1 never */
   int64_t lag_min_ns, lag_max_ns;
   int64_t lag_broken_ns;
+
+  /* affinity: the CPUs it may run on.  After the fields a switch and a
+   * tick read, which its 128 bytes would otherwise spread over two more
+   * cache lines; a test of CPU c reads one word of it. */
+  psCpuMask cpus_allowed;
 
   /* policy-private area, laid out by the policy */
   _Alignas(8) unsigned char priv[PS_TASK_PRIV];

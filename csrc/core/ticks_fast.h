@@ -35,9 +35,11 @@ static inline int64_t before_sample(const psModel *m, const psData *d, int64_t k
  * count), and they are accounted as deliver_ticks would have one by one.
  * A tick at the instant an event or the end of a burst falls due may be
  * among them: deliver_ticks runs before both at an instant.  No series
- * sample may fall among them.  e: the earliest event, or NULL. */
-static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const psEvt *e) {
-  if (ps_cpumask_any(&ps_fast(d)->cpus_deferred)) return;
+ * sample may fall among them.  e: the earliest event, or NULL; nw: the
+ * machine's words of a CPU set (ps_cpu_words). */
+static inline void batch_ticks(const psModel *m, psData *d, int64_t t_end, const psEvt *e,
+                               int nw) {
+  if (ps_cpumask_any_n(&ps_fast(d)->cpus_deferred, nw)) return;
   int64_t next = d->next_tick_ns[0], limit = t_end;
   if (e && e->time_ns < limit) limit = e->time_ns;
   if (limit - next < m->tick_ns) return;  /* not two ticks */
@@ -90,12 +92,12 @@ static inline int can_defer(const psModel *m) {
  * together, the next tick of every CPU is the next jiffy's, and at every
  * instant d->jiffies is up to date.  (A division costs tens of cycles, a
  * few of them per event were a third of the cost on 64 CPUs.) */
-static inline void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies) {
+static inline void defer_ticks(const psModel *m, psData *d, uint64_t end_jiffies, int nw) {
   psFastState *f = ps_fast(d);
   /* word by word, each read and cleared before its CPUs are looked at
    * (tick_batch asking, apply=0, marks none fresh); the words past the
    * machine's CPUs stay empty */
-  for (int w = 0, nw = ps_cpu_words(m->ncpu); w < nw; w++) {
+  for (int w = 0; w < nw; w++) {
     uint64_t fresh = f->cpus_fresh.w[w];
     f->cpus_fresh.w[w] = 0;
     for (; fresh; fresh &= fresh - 1) {

@@ -358,8 +358,8 @@ def test_a_crafted_pc_inside_a_loop_body_without_its_frame_is_refused():
     sim = ps.Simulator("linux-2.5.65")
     sim.spawn(ps.Program().loop(3).run(ms=1).sleep(ms=1).end(), name="looper")
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, the program state at 216 (prog, pc, loop_depth ...)
-    pc = raw.index(b"looper\0") - 12 + 216 + 4
+    # psTask: the name at 12, the program state at 88 (prog, pc, loop_depth ...)
+    pc = raw.index(b"looper\0") - 12 + 88 + 4
     assert raw[pc - 4:pc + 8] == bytes(12), "psTask's layout moved: update the offsets"
     raw[pc] = 1  # at the run op, inside the loop, with no loop entered
     with pytest.raises(ValueError, match="damaged: pid 1's program state"):
@@ -388,8 +388,8 @@ def test_a_crafted_idle_task_with_an_exit_time_is_refused():
     sim.spawn(ps.programs.interactive(2, 10))
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    # psTask: the name at 12, exit_ns at 592, just before the policy's area
-    exit_ns = raw.index(b"swapper/1\0") - 12 + 592
+    # psTask: the name at 12, exit_ns at 464, just before the policy's area
+    exit_ns = raw.index(b"swapper/1\0") - 12 + 464
     assert raw[exit_ns:exit_ns + 8] == bytes([0xFF] * 8), "psTask's layout moved: update the offsets"
     raw[exit_ns:exit_ns + 8] = (2).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: cpu 1's idle task"):
@@ -457,7 +457,7 @@ def test_a_crafted_accounting_mark_that_breaks_the_tiling_of_a_tasks_life_is_ref
     sim.spawn(ps.programs.interactive(2, 10), name="ticker")
     sim.run(seconds=0.05)
     raw = bytearray(sim._core.snapshot())
-    since = raw.index(b"ticker\0") - 12 + 480  # psTask: the name at 12, since_ns at 480
+    since = raw.index(b"ticker\0") - 12 + 352  # psTask: the name at 12, since_ns at 352
     assert 0 < int.from_bytes(raw[since:since + 8], "little") <= sim.now_ns, \
         "psTask's layout moved: update the offsets"
     raw[since:since + 8] = (2).to_bytes(8, "little")
@@ -664,14 +664,14 @@ def test_a_crafted_move_pending_on_a_task_that_is_not_running_or_to_a_cpu_it_may
     sim.set_affinity(running, [2, 3])  # moves to CPU 2 as CPU 0 next schedules
     raw = bytearray(sim._core.snapshot())
     # psTask: the name at 12 (names no other string of the snapshot holds),
-    # cpus_allowed at 80, migrate_to at 208
+    # cpus_allowed at 520, migrate_to at 76
     cur, other = raw.index(running.encode() + b"\0") - 12, raw.index(waiting.encode() + b"\0") - 12
-    assert int.from_bytes(raw[cur + 208:cur + 212], "little") == 2, "psTask's layout moved"
+    assert int.from_bytes(raw[cur + 76:cur + 80], "little") == 2, "psTask's layout moved"
     Sim.restore(resealed(raw)).check()
     moved_elsewhere = bytearray(raw)
-    moved_elsewhere[cur + 80:cur + 88] = (0b1000).to_bytes(8, "little")
+    moved_elsewhere[cur + 520:cur + 528] = (0b1000).to_bytes(8, "little")
     queued = bytearray(raw)
-    queued[other + 208:other + 212] = (1).to_bytes(4, "little")
+    queued[other + 76:other + 80] = (1).to_bytes(4, "little")
     for crafted in (moved_elsewhere, queued):
         with pytest.raises(ValueError, match=r"damaged: pid \d is to move to cpu [12], but it is "
                                              r"not current on cpu 0 or may not run there"):
@@ -687,10 +687,10 @@ def test_a_crafted_move_left_pending_under_a_migration_thread_is_refused(preset)
     sim.spawn(ps.programs.cpu_hog(), name="pinned", cpus_allowed=[0])
     sim.run(seconds=0.01)
     raw = bytearray(sim._core.snapshot())
-    cur = raw.index(b"pinned\0") - 12  # psTask: the name at 12, migrate_to at 208
-    assert int.from_bytes(raw[cur + 208:cur + 212], "little") == 2**32 - 1, "psTask's layout moved"
-    raw[cur + 80:cur + 88] = (0b10).to_bytes(8, "little")
-    raw[cur + 208:cur + 212] = (1).to_bytes(4, "little")
+    cur = raw.index(b"pinned\0") - 12  # psTask: the name at 12, migrate_to at 76
+    assert int.from_bytes(raw[cur + 76:cur + 80], "little") == 2**32 - 1, "psTask's layout moved"
+    raw[cur + 520:cur + 528] = (0b10).to_bytes(8, "little")
+    raw[cur + 76:cur + 80] = (1).to_bytes(4, "little")
     with pytest.raises(ValueError, match=r"damaged: pid 1 is to move to cpu 1 from cpu 0, but "
                                          r"under \w+ set_cpus_allowed moves a running task"):
         Sim.restore(resealed(raw))
@@ -723,7 +723,7 @@ def test_a_crafted_sleeper_whose_cpu_its_affinity_excludes_is_refused():
     sim.run(seconds=0.01)
     assert sim.task("sleeper").state == "interruptible"
     raw = bytearray(sim._core.snapshot())
-    allowed = raw.index(b"sleeper\0") - 12 + 80  # psTask: the name at 12, cpus_allowed at 80
+    allowed = raw.index(b"sleeper\0") - 12 + 520  # psTask: the name at 12, cpus_allowed at 520
     assert int.from_bytes(raw[allowed:allowed + 8], "little") == 0b1000, "psTask's layout moved"
     raw[allowed:allowed + 8] = (0b10).to_bytes(8, "little")
     with pytest.raises(ValueError, match="damaged: pid 1 last ran on cpu 3 outside its affinity"):
@@ -812,8 +812,8 @@ def test_a_crafted_list_of_waiting_tasks_is_refused():
     raw = bytearray(sim._core.snapshot())
     links = {}
     for pid in (1, 2, 3):
-        # psTask: the name at 12, waiting_prev at 608, waiting_next at 612
-        at = raw.index(f"hog{pid}".encode() + b"\0") - 12 + 608
+        # psTask: the name at 12, waiting_prev at 480, waiting_next at 484
+        at = raw.index(f"hog{pid}".encode() + b"\0") - 12 + 480
         links[pid] = (at, *(int.from_bytes(raw[at + k:at + k + 4], "little", signed=True)
                             for k in (0, 4)))
     # two wait behind the one that runs: one of them links to the other
