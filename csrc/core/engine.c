@@ -208,7 +208,7 @@ int ps_data_init(const psModel *m, psData *d, char *err, int errlen) {
   d->watch.lag_first = d->watch.lag_last = (psLagBreak){-1, 0, 0, -1, -1};
   d->watch.uncharged = (psChargeBreak){-1, 0, 0, -1, -1};
   d->cpu = calloc((size_t)m->ncpu, sizeof(psCpu));
-  d->rq = calloc((size_t)m->ncpu, m->policy->rq_size);
+  d->rq = calloc((size_t)m->ncpu, m->rq_stride);
   if (!d->cpu || !d->rq || grow_tasks(d, m->ncpu)) goto nomem;
   for (int c = 0; c < m->ncpu; c++) {
     psTask *idle = &d->task[c];
@@ -261,7 +261,7 @@ int ps_data_copy(const psModel *m, psData *dst, const psData *src) {
   int bad = 0;
   *dst = *src;
   dst->cpu = dup_bytes(src->cpu, (size_t)m->ncpu * sizeof(psCpu), &bad);
-  dst->rq = dup_bytes(src->rq, (size_t)m->ncpu * m->policy->rq_size, &bad);
+  dst->rq = dup_bytes(src->rq, (size_t)m->ncpu * m->rq_stride, &bad);
   dst->task = dup_bytes(src->task, (size_t)src->cap_task * sizeof(psTask), &bad);
   dst->chan = dup_bytes(src->chan, (size_t)src->nchan * sizeof(psChannel), &bad);
   dst->src = dup_bytes(src->src, (size_t)src->nsrc * sizeof(psSourceState), &bad);

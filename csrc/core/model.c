@@ -50,6 +50,7 @@ int ps_model_defaults(psModel *m, const psPreset *preset, int ncpu, int hz, uint
   m->tick_ns = 1000000000 / hz;
   m->seed = seed;
   m->policy = pol;
+  m->rq_stride = ps_rq_stride(pol, ncpu);
   m->preset = preset;
   m->max_tasks = 100000;
   m->series_every = 1;

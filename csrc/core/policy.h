@@ -275,6 +275,11 @@ struct psPolicy {
   const psFieldInfo *derived_fields; /* constants in psModel.derived */
   int nderived_fields;
   size_t rq_size;                  /* bytes of policy runqueue per CPU */
+  /* bytes more in each runqueue for each CPU of the machine, after its
+   * rq_size: a per-CPU array that the kernel sizes NR_CPUS (2.5's
+   * prev_cpu_load[]) is sized by the machine, so that 1,024 CPUs' runqueues
+   * are not 1,024 of 4 kB each on every machine; 0 for most */
+  size_t rq_per_cpu;
   int max_prio;                    /* MAX_PRIO: the idle task's prio */
   /* The fields that say most about a task under this policy (sleep_avg,
    * run_avg, counter ...): the demo's and plots' columns. NULL-ended. */

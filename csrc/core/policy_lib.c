@@ -125,6 +125,8 @@ int ps_policy_check(const psPolicy *pol, char *err, int errlen) {
   if (ps_hooks_resolve(pol, &hooks, err, errlen)) return -1;
   if (pol->rq_size < 1 || pol->rq_size > ((size_t)1 << 24))
     BAD("policy %s: rq_size %zu; allowed 1..%d bytes", pol->name, pol->rq_size, 1 << 24);
+  if (pol->rq_per_cpu > 64)
+    BAD("policy %s: rq_per_cpu %zu; allowed 0..64 bytes", pol->name, pol->rq_per_cpu);
   if (pol->tick_batch_local < 0 || pol->tick_batch_local > PS_TICK_BATCH_TRUSTED)
     BAD("policy %s: tick_batch_local %d; allowed 0..%d", pol->name, pol->tick_batch_local,
         PS_TICK_BATCH_TRUSTED);

@@ -25,7 +25,8 @@
  * ps_fast_skipped, the exit info's fields, ps_ext_strict and the DSQ
  * walks; 8: up to 1,024 CPUs -- psTask.cpus_allowed, psData.cpus_due and
  * psExtOps.set_cpumask / scx_bpf_pick_idle_cpu's mask a psCpuMask
- * (cpumask.h), psSyscall.cpus, ps_spawn's mask by pointer).  pysched refuses a library built for
+ * (cpumask.h), psSyscall.cpus, ps_spawn's mask by pointer,
+ * psPolicy.rq_per_cpu and psModel.rq_stride, the runqueues' spacing).  pysched refuses a library built for
  * another ABI, and the struct sizes below catch a layout change made
  * without a bump. */
 #define PS_ABI_VERSION 8

@@ -99,6 +99,10 @@ typedef struct psModel {
    * time its ticks did not charge breaks them */
   int32_t watch;
   int64_t idle_wait_ns, starve_ns, uncharged_ns;
+  /* bytes from one CPU's runqueue to the next: the policy's rq_size and
+   * rq_per_cpu for each CPU, rounded up to 8 (ps_rq_stride; set with the
+   * policy, and again as a snapshot loads) */
+  size_t rq_stride;
 
   /* workload */
   psOp *ops;
@@ -188,7 +192,7 @@ typedef struct psData {
    * 64 CPUs' psCpu records are 64 or more. */
   int64_t next_tick_ns[PS_MAX_CPUS];
   int64_t burst_end_ns[PS_MAX_CPUS];
-  unsigned char *rq;        /* ncpu runqueues of policy->rq_size bytes */
+  unsigned char *rq;        /* ncpu runqueues, psModel.rq_stride bytes apart */
   /* Task slots: the idle tasks 0..ncpu-1, then live tasks and free slots.
    * An exited task's slot is reaped when it leaves its CPU for the last
    * time: its record goes to `exited`, the slot (pid 0, state DEAD) to the
@@ -389,8 +393,11 @@ psTask *ps_task_by_pid(const psModel *m, const psData *d, int pid);
 /* The kept record of exited task pid (a copy into *out), 1; or 0 when pid
  * is alive, never existed or its record was dropped (keep_exited). */
 int ps_exited_by_pid(const psData *d, int pid, psTask *out);
+static inline size_t ps_rq_stride(const psPolicy *pol, int ncpu) {
+  return (pol->rq_size + (size_t)ncpu * pol->rq_per_cpu + 7) & ~(size_t)7;
+}
 static inline void *ps_rq(const psModel *m, const psData *d, int cpu) {
-  return d->rq + (size_t)cpu * m->policy->rq_size;
+  return d->rq + (size_t)cpu * m->rq_stride;
 }
 /* Generic plus policy task fields. */
 static inline int ps_nfields(const psModel *m) { return ps_ntask_fields + m->policy->ntask_fields; }

@@ -47,7 +47,8 @@ static uint64_t fields_hash(uint64_t h, const psFieldInfo *f, int n) {
 static uint64_t layout_hash(const psPolicy *pol) {
   int64_t sizes[] = {sizeof(psModel), sizeof(psData), sizeof(psTask), sizeof(psCpu),
                      sizeof(psOp),    sizeof(psEvt),  sizeof(psChannel), sizeof(psSourceDef),
-                     sizeof(psSourceState), (int64_t)pol->rq_size, PS_MAX_PARAMS, PS_TASK_PRIV};
+                     sizeof(psSourceState), (int64_t)pol->rq_size, (int64_t)pol->rq_per_cpu, PS_MAX_PARAMS,
+                     PS_TASK_PRIV};
   uint64_t h = fnv(FNV_BASIS, sizes, sizeof sizes);
   h = fnv_str(h, pol->name);
   h = fields_hash(h, ps_task_fields, ps_ntask_fields);
@@ -122,7 +123,7 @@ int ps_snapshot_save(const psModel *m, const psData *d, unsigned char **out, siz
   put(&w, m->src, (size_t)m->nsrc * sizeof(psSourceDef));
   put(&w, d, sizeof *d);
   put(&w, d->cpu, (size_t)m->ncpu * sizeof(psCpu));
-  put(&w, d->rq, (size_t)m->ncpu * m->policy->rq_size);
+  put(&w, d->rq, (size_t)m->ncpu * m->rq_stride);
   put(&w, d->task, (size_t)d->ntask * sizeof(psTask));
   put(&w, d->chan, (size_t)d->nchan * sizeof(psChannel));
   put(&w, d->src, (size_t)d->nsrc * sizeof(psSourceState));
@@ -285,6 +286,8 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   /* only plain values are taken from the stored struct; pointers and the
    * policy come from this build */
   mm.policy = pre->policy;
+  if (mm.ncpu < 1 || mm.ncpu > PS_MAX_CPUS) goto bad;
+  mm.rq_stride = ps_rq_stride(mm.policy, mm.ncpu);
   mm.preset = pre;
   mm.ctx = NULL;
   mm.ops = NULL;
@@ -337,7 +340,7 @@ int ps_snapshot_load(const unsigned char *buf, size_t len, const psPreset *pre, 
   memcpy(d->next_tick_ns, dd.next_tick_ns, sizeof d->next_tick_ns);
   memcpy(d->burst_end_ns, dd.burst_end_ns, sizeof d->burst_end_ns);
   d->cpu = get_array(&r, m->ncpu, sizeof(psCpu), PS_MAX_CPUS);
-  d->rq = get_array(&r, m->ncpu, m->policy->rq_size, PS_MAX_CPUS);
+  d->rq = get_array(&r, m->ncpu, m->rq_stride, PS_MAX_CPUS);
   d->task = get_array(&r, dd.ntask, sizeof(psTask), 1 << 26);
   d->chan = get_array(&r, dd.nchan, sizeof(psChannel), 1 << 26);
   d->src = get_array(&r, dd.nsrc, sizeof(psSourceState), 1 << 26);

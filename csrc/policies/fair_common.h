@@ -289,7 +289,7 @@ static inline fair_se *fair_group_se_at(unsigned char *rq, size_t rq_size, int32
 /* the entity of id i: a task's, or a group's */
 static inline fair_se *fair_ent(const psModel *m, const psData *d, int32_t i) {
   if (__builtin_expect(i < FAIR_GSE, 1)) return (fair_se *)d->task[i].priv;
-  return fair_group_se_at(d->rq, m->policy->rq_size, i);
+  return fair_group_se_at(d->rq, m->rq_stride, i);
 }
 static inline int fair_is_group(int32_t i) { return i >= FAIR_GSE; }
 /* a valid entity id (for checks of a state that may be damaged) */
@@ -319,7 +319,7 @@ static inline int fair_rt(const psTask *p) { return p->policy != PS_SCHED_NORMAL
 static inline fair_tree fair_tree_of(const psModel *m, psData *d, int q) {
   fair_rq *rq = CFSQ(m, d, q);
   /* no group entity without groups: the tree takes its task-only path */
-  fair_tree t = {d->task, fair_ngroups(m, d) > 1 ? d->rq : NULL, m->policy->rq_size, &rq->root,
+  fair_tree t = {d->task, fair_ngroups(m, d) > 1 ? d->rq : NULL, m->rq_stride, &rq->root,
                  &rq->leftmost, fair_class_of(m)->key};
   return t;
 }

@@ -52,7 +52,7 @@ static int check_links(const psModel *m, const psData *d, char *err, int errlen)
 static int check_cpu(const psModel *m, const psData *d, int cpu, int32_t *intree, char *err,
                      int errlen) {
   const fair_rq *rq = FRQ(m, d, cpu);
-  fair_tree t = {(psTask *)d->task, d->rq, m->policy->rq_size, (int32_t *)&rq->root, (int32_t *)&rq->leftmost,
+  fair_tree t = {(psTask *)d->task, d->rq, m->rq_stride, (int32_t *)&rq->root, (int32_t *)&rq->leftmost,
                  fair_class_of(m)->key};
   int32_t count;
   char why[PS_ERRLEN];
@@ -293,7 +293,7 @@ static int check_group_rq(const psModel *m, const psData *d, int q, int64_t *int
     snprintf(err, errlen, "cpu %d group %d: a runqueue index out of range", cpu, g);
     return -1;
   }
-  fair_tree t = {(psTask *)d->task, d->rq, m->policy->rq_size, (int32_t *)&rq->root, (int32_t *)&rq->leftmost, fair_class_of(m)->key};
+  fair_tree t = {(psTask *)d->task, d->rq, m->rq_stride, (int32_t *)&rq->root, (int32_t *)&rq->leftmost, fair_class_of(m)->key};
   int32_t count;
   char why[PS_ERRLEN];
   if (fair_rb_check(m, d, &t, &count, why, sizeof why)) {

@@ -71,11 +71,9 @@ typedef struct o1_runqueue {
    * `every` (BUSY_REBALANCE_TICK then), 0 before the first question
    * (balance_o1.c, busy_rebalance_after). */
   uint64_t rebalance_at, rebalance_every;
-  /* this CPU's memory of every runqueue's length (the kernel's, NR_CPUS
-   * long); last, so that the fields every tick reads share the runqueue's
-   * first lines however many CPUs the machine may have: its first ncpu
-   * entries are the ones read */
-  uint32_t prev_cpu_load[PS_MAX_CPUS];
+  /* this CPU's memory of every runqueue's length: the kernel's is NR_CPUS
+   * long, this one the machine's ncpu (the policy's rq_per_cpu) */
+  uint32_t prev_cpu_load[];
 } o1_runqueue;
 
 /* State-field table entries of the runqueue fields every member shows. */

@@ -442,6 +442,7 @@ const psPolicy ps_policy_houston = {
     .derived_fields = h_derived_fields,
     .nderived_fields = PS_NELEM(h_derived_fields),
     .rq_size = sizeof(o1_runqueue),
+    .rq_per_cpu = sizeof(uint32_t), /* prev_cpu_load[] */
     .max_prio = MAX_PRIO,
     .headline = h_headline,
     O1_FAMILY_QUEUE_COLUMNS,

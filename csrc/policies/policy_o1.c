@@ -385,6 +385,7 @@ const psPolicy ps_policy_o1 = {
     .doc = "the Linux 2.5 O(1) scheduler (2.5.64, 2.5.64-bk4, 2.5.65)",
     PS_POLICY_TABLES(o1),
     .rq_size = sizeof(o1_runqueue),
+    .rq_per_cpu = sizeof(uint32_t), /* prev_cpu_load[] */
     .max_prio = MAX_PRIO,
     .headline = o1_headline,
     O1_FAMILY_QUEUE_COLUMNS,
