@@ -26,8 +26,9 @@ typedef struct psParamInfo {
   const char *doc;
 } psParamInfo;
 
-/* Field types of state tables.  PS_F_U64 is read as unsigned: the engine's
- * bit mask cpus_allowed (CPU 63's bit does not make it negative) and the
+/* Field types of state tables.  PS_F_U64 is read as unsigned: the first
+ * word of the engine's cpus_allowed, CPUs 0..63 (CPU 63's bit does not
+ * make it negative; the binding reads the whole set) and the
  * sched_ext class's DSQ ids (bit 63: a built-in DSQ, in the C dialect's
  * libraries too). */
 enum { PS_F_I32 = 0, PS_F_U32 = 1, PS_F_I64 = 2, PS_F_U64 = 3 };

@@ -160,3 +160,20 @@ def test_an_exported_run_of_128_cpus_keeps_its_affinities(tmp_path):
     # the replay runs the CPUs the trace saw (0 and 64) as CPUs 0 and 1
     w = t.to_workload()
     assert w.cpus == 2 and {x.comm: x.cpus_allowed for x in w.tasks} == {"wide": (1,), "low": (0,)}
+
+
+def test_a_python_policy_sees_the_whole_affinity_past_cpu_63():
+    """linux-2.4.20 written in Python reads p.cpus_allowed as an int
+    (can_schedule: p.cpus_allowed >> cpu & 1): past CPU 63 too."""
+    from pysched.policy.examples.linux24 import Linux24
+    sim = ps.Simulator(Linux24, cpus=128, seed=2, record="events")
+    pinned = sim.spawn(ps.programs.interactive(2, 1), name="pinned", cpus_allowed=[100])
+    for _ in range(4):
+        sim.spawn(HOG(), cpus_allowed=[99, 100, 101])
+    sim.run(seconds=0.2)
+    ev = sim.events()
+    switches = ev[(ev["kind"] == ps.EVENT_KINDS.index("switch")) & (ev["pid"] == pinned)]
+    assert len(switches) > 5 and set(switches["cpu"].tolist()) == {100}
+    hogs = ev[(ev["kind"] == ps.EVENT_KINDS.index("switch")) & (ev["pid"] > pinned)]
+    assert set(hogs["cpu"].tolist()) == {99, 100, 101}
+    sim.check()

@@ -493,3 +493,46 @@ def test_a_dsq_walk_in_c_gives_the_event_log_of_its_python_twin(tmp_path):
         assert sim.ext_exit_info.kind == ext.SCX_EXIT_NONE, sim.ext_exit_info.msg
         runs.append((sim.events().tobytes(), sim.stats()["cpu_ns"].tolist()))
     assert runs[0] == runs[1] and runs[0][1] == [3 * 10**8, 3 * 10**8, 0]
+
+
+AFFINE = r"""
+#include <pysched/scx.h>
+
+/* a task allowed one CPU goes there; the others to an idle allowed CPU
+ * (scx_bpf_pick_idle_cpu over p->cpus_ptr), else where they were */
+s32 BPF_STRUCT_OPS(affine_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	u32 first = bpf_cpumask_first(p->cpus_ptr);
+	if (!bpf_cpumask_test_cpu(first, p->cpus_ptr) || bpf_cpumask_test_cpu(1024, p->cpus_ptr))
+		scx_bpf_error("cpumask of %d: first %u is not in it", p->pid, first);
+	if (bpf_cpumask_weight(p->cpus_ptr) == 1)
+		return first;
+	s32 cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	return cpu >= 0 ? cpu : prev_cpu;
+}
+
+void BPF_STRUCT_OPS(affine_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, enq_flags);
+}
+
+SCX_OPS_DEFINE(affine_ops, .select_cpu = (void *)affine_select_cpu,
+	       .enqueue = (void *)affine_enqueue, .name = "affine");
+"""
+
+
+def test_the_c_dialect_reads_cpumasks_past_cpu_63(tmp_path):
+    """p->cpus_ptr is all 1,024 CPUs' words: bpf_cpumask_first, _test_cpu
+    and _weight and scx_bpf_pick_idle_cpu see CPU 700 of 1,024."""
+    build(tmp_path, AFFINE, "affine")
+    sim = ps.Simulator("affine", cpus=1024, seed=3, record="events")
+    pinned = sim.spawn(ps.programs.interactive(2, 1), name="pinned", cpus_allowed=[700])
+    pair = sim.spawn(ps.programs.interactive(1, 1), name="pair", cpus_allowed=[900, 1000])
+    sim.run(seconds=0.1)
+    assert sim.ext_exit_info.kind == ext.SCX_EXIT_NONE, sim.ext_exit_info.msg
+    ev = sim.events()
+    switch = ps.EVENT_KINDS.index("switch")
+    cpus = {pid: set(ev["cpu"][(ev["kind"] == switch) & (ev["pid"] == pid)].tolist())
+            for pid in (pinned, pair)}
+    assert cpus[pinned] == {700} and cpus[pair] <= {900, 1000} and cpus[pair]
+    assert sim.task(pinned).nr_wakeups > 10
