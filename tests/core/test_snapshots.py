@@ -881,3 +881,21 @@ def test_a_crafted_cfs_tasks_out_of_its_stamps_order_is_refused():
     raw[a:a + 8], raw[b:b + 8] = raw[b:b + 8], raw[a:a + 8]
     with pytest.raises(ValueError, match="damaged: cpu 0: rq->cfs_tasks is out of its stamps' order"):
         Sim.restore(resealed(raw))
+
+
+def test_a_crafted_cpu_set_of_a_program_op_is_refused():
+    """A program's set_affinity op names one of the model's CPU sets
+    (psModel.masks): a set with a CPU past the machine's, or with none, is
+    refused as the snapshot loads."""
+    sim = ps.Simulator("linux-2.5.65", cpus=8)
+    sim.spawn(ps.Program().run(ms=1).set_affinity([1, 3, 5, 6]).run(ms=1), name="mover")
+    raw = bytearray(sim._core.snapshot())
+    mask = bytes([0x6A]) + bytes(127)  # CPUs 1, 3, 5, 6 in 16 words
+    assert raw.count(mask) == 1, "the CPU set's bytes are not where a set's are"
+    at = raw.index(mask)
+    Sim.restore(resealed(raw)).check()
+    for word, value in [(0, 0x16A), (15, 1 << 63), (0, 0)]:  # + CPU 8, + CPU 1023, no CPU
+        crafted = bytearray(raw)
+        crafted[at + 8 * word:at + 8 * word + 8] = value.to_bytes(8, "little")
+        with pytest.raises(ValueError, match="damaged: CPU set 0"):
+            Sim.restore(resealed(crafted))
