@@ -187,7 +187,7 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
     nices = [check_int("nice", n, -20, 19) for n in nices]
     if not nices:
         raise ValueError("nices is empty: give at least one nice value")
-    cpus = check_int("cpus", cpus, 1, 64)
+    cpus = check_int("cpus", cpus, 1, _core.MAX_CPUS)
     if log not in ("patch", "exp"):
         raise ValueError(f"log={log!r} is not one of ('patch', 'exp')")
     c = constants(params)

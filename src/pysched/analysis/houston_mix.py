@@ -65,6 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import houston
+from .. import _core
 from .houston_loop import MAX_PRIO, Patch
 from .measure import classify_series, default_seconds
 from .mix_tasks import placement, task_specs
@@ -73,7 +74,6 @@ from .._checks import check_int, check_number
 
 SAMPLE_MS = 10        # the series the kind is read from, as classify_run samples
 MAX_TASKS = 64        # tasks per CPU the event loop follows
-MAX_CPUS = 64
 
 
 @dataclass(repr=False)
@@ -323,7 +323,7 @@ def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
     settle_levels: as for classify_series."""
     caller = "houston_mixture"
     specs = task_specs(tasks, caller)
-    cpus = check_int(f"{caller}: cpus", cpus, 1, MAX_CPUS)
+    cpus = check_int(f"{caller}: cpus", cpus, 1, _core.MAX_CPUS)
     if params is not None and not isinstance(params, dict):
         raise TypeError(f"{caller}: params must be a dict, not {type(params).__name__}")
     params = dict(params or {})

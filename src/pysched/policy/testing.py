@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._checks import check_int, check_number
-from .._core import Error
+from .._core import MAX_CPUS, Error
 from ..dist import exponential, normal, uniform
 from ..program import Program
 from .. import ext as _ext
@@ -252,7 +252,7 @@ def check_policy(policy, *, cpus=(1, 2), seconds=2.0, checks=None, ext_timeout_m
     pysched.Policy subclass -- on each CPU count; returns a Report.  A
     sched_ext scheduler also gets EXT_CHECKS, its watchdog's timeout cut
     to ext_timeout_ms (1..30000)."""
-    cpus = [check_int("cpus", n, 1, 64) for n in cpus]
+    cpus = [check_int("cpus", n, 1, MAX_CPUS) for n in cpus]
     seconds = check_number("seconds", seconds, 0.01, 10**6)
     ext_timeout_ms = check_int("ext_timeout_ms", ext_timeout_ms, 1, 30000)
     known = list(CHECKS) + list(EXT_CHECKS)

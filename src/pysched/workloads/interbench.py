@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..results import metrics
-from .. import programs
+from .. import _core, programs
 from .._checks import check_int, check_number
 from .._suggest import did_you_mean
 from ..policy.registry import check_params, resolve
@@ -67,7 +67,7 @@ def run_one(preset, benchmark, load, *, duration_s=30, cpus=1, seed=0, params=No
     benchmark = _names("benchmark", benchmark, tuple(BENCHMARKS))[0]
     load = _names("load", load, LOADS)[0]
     duration_s = _duration(duration_s)
-    cpus = check_int("cpus", cpus, 1, 64)
+    cpus = check_int("cpus", cpus, 1, _core.MAX_CPUS)
     threads = cpus if load_threads is None else check_int("load_threads", load_threads, 1, 100_000)
     bench_nice = check_int("bench_nice", bench_nice, -20, 19)
     load_nice = check_int("load_nice", load_nice, -20, 19)
