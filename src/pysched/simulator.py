@@ -113,7 +113,7 @@ class Simulator:
         One of ``pysched.presets()``, e.g. ``"linux-2.5.64"``, or a preset of
         a C policy loaded with ``pysched.build_policy``.
     cpus : int
-        Number of CPUs, 1..64, each with its runqueue and tick; the 2.5 load
+        Number of CPUs, 1..1024, each with its runqueue and tick; the 2.5 load
         balancer moves tasks between them.
     stagger_ticks : bool
         Tick CPU i at i/cpus of a tick after CPU 0 instead of all at once.
