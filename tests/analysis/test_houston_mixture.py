@@ -142,6 +142,7 @@ def test_the_result_has_a_row_per_task_and_nan_for_a_hog_duty_cycle():
     ([0, {"run_ms": 5}], {}, ValueError, r"tasks\[1\] needs both run_ms and sleep_ms"),
     ([0, {"run": 5}], {}, ValueError, r"unknown key\(s\) \['run'\]"),
     ([0, 0.5], {}, TypeError, r"tasks\[1\] nice must be an int, not float"),
+    ([0, ps.programs.cpu_hog()], {}, TypeError, r"tasks\[1\] is a Program: give a nice value"),
     ([0, 5], {"cpus": 0}, ValueError, "cpus=0 is outside"),
     ([0, 5], {"params": [1]}, TypeError, "params must be a dict"),
     ([0, 5], {"seconds": 0}, ValueError, "seconds=0 is outside"),

@@ -2,6 +2,8 @@
 them: a nice value (a CPU hog) or (run_ms, sleep_ms[, nice]) (a task that
 runs run_ms and sleeps sleep_ms, over and over), and where spawn() puts
 them on several CPUs."""
+import numpy as np
+
 from .._checks import check_int, check_number
 
 # the package's own: no name here is part of the public API
@@ -11,7 +13,11 @@ __all__ = []
 def _task(k, t, caller):
     """A task spec: a nice value (a CPU hog), or (run_ms, sleep_ms[, nice])
     or a dict with those keys (a duty-cycled task)."""
-    if not isinstance(t, dict) and (isinstance(t, (str, bytes)) or not hasattr(t, "__len__")):
+    if not isinstance(t, (dict, tuple, list, np.ndarray)):
+        if hasattr(t, "__len__") and not isinstance(t, (str, bytes)):
+            raise TypeError(f"{caller}: tasks[{k}] is a {type(t).__name__}: give a nice value (a "
+                            "CPU hog) or (run_ms, sleep_ms[, nice]) (a task that runs and "
+                            "sleeps); the analysis knows no other program's long-run demand")
         return check_int(f"{caller}: tasks[{k}] nice", t, -20, 19), None, None
     if isinstance(t, dict):
         unknown = set(t) - {"run_ms", "sleep_ms", "nice"}
