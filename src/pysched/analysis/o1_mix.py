@@ -65,6 +65,7 @@ import numpy as np
 
 from .._checks import check_int, check_number
 from .o1 import MAX_CYCLES, NICE_0, _setup
+from .mix_tasks import duty_cycle
 from .result import Result
 
 ROUNDS = 8      # fixed-point rounds of the phases and shares
@@ -118,27 +119,6 @@ class O1Mixture(Result):
     why: str
 
     SHOWN_FIELDS = ("prio", "sleep_avg_high", "shares", "reach_s")
-
-
-def _task(k, t):
-    if isinstance(t, dict):
-        unknown = set(t) - {"run_ms", "sleep_ms", "nice"}
-        if unknown:
-            raise ValueError(f"o1_mixture: tasks[{k}] has unknown key(s) {sorted(unknown)}: "
-                             "run_ms, sleep_ms and nice are allowed")
-        if "run_ms" not in t or "sleep_ms" not in t:
-            raise ValueError(f"o1_mixture: tasks[{k}] needs run_ms and sleep_ms")
-        t = (t["run_ms"], t["sleep_ms"], t.get("nice", 0))
-    if isinstance(t, (str, bytes)) or not hasattr(t, "__len__") or len(t) not in (2, 3):
-        raise ValueError(f"o1_mixture: tasks[{k}]={t!r} is not (run_ms, sleep_ms[, nice]) "
-                         "or a dict of those")
-    r = check_number(f"o1_mixture: tasks[{k}] run_ms", t[0], 0, 1e7)
-    s = check_number(f"o1_mixture: tasks[{k}] sleep_ms", t[1], 0, 1e7)
-    if r <= 0:
-        raise ValueError(f"o1_mixture: tasks[{k}] run_ms={r:g} must be positive: a duty "
-                         "task runs (a pure sleeper takes no part)")
-    nice = check_int(f"o1_mixture: tasks[{k}] nice", t[2] if len(t) == 3 else 0, -20, 19)
-    return r, s, nice
 
 
 class _Duty:
@@ -206,7 +186,7 @@ def o1_mixture(tasks, *, preset="linux-2.5.65", hogs=2, hog_nice=0, params=None,
                          "(run_ms, sleep_ms[, nice])")
     if not 1 <= len(tasks) <= MAX_TASKS:
         raise ValueError(f"o1_mixture: tasks has {len(tasks)} entries; 1..{MAX_TASKS} are allowed")
-    specs = [_task(k, t) for k, t in enumerate(tasks)]
+    specs = [duty_cycle(k, t, "o1_mixture") for k, t in enumerate(tasks)]
     hogs = check_int("o1_mixture: hogs", hogs, 0, 10_000)
     hog_nice = check_int("o1_mixture: hog_nice", hog_nice, -20, 19)
     tol = check_number("o1_mixture: tol", tol, 0, 1)
