@@ -123,6 +123,35 @@ def _patch_exp(y):
     return m * 2.0**e
 
 
+def _equal_prio_shares(c, static, total, *, log="patch", cap=None):
+    """The patch's argument made numeric: the shares at which tasks of
+    the given static prios (floats; a sleeper's may be lowered by its
+    sleep_avg bonus) have one dynamic prio P, adding up to `total`, each
+    at most `cap` (per task; None: a whole CPU).  c: constants().  Returns
+    (shares, P, full), full the run_avg share of MAX_RUN_AVG of a task
+    that always runs."""
+    k = c["nice_const"] / 65536.0
+    # the fixed point of a task that always runs: increment balances decay
+    decay = 2.0 ** (-1.0 / c["run_avg_halflife"])
+    full = min(1.0, c["run_avg_increment"] / (1.0 - decay) / c["max_run_avg"])
+    inv = _patch_exp if log == "patch" else math.exp
+    cap = np.ones(len(static)) if cap is None else cap
+
+    def shares_at(p):
+        y = (p - static - c["prio_offset"]) * k
+        return np.minimum([min(inv(v), full) / full for v in y], cap)
+
+    lo, hi = static.min() + c["prio_offset"] - 200, static.max() + c["prio_offset"] + 1
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if shares_at(mid).sum() >= total:
+            hi = mid
+        else:
+            lo = mid
+    s = shares_at(hi)
+    return s * total / s.sum(), (lo + hi) / 2, full
+
+
 @dataclass(repr=False)
 class Equilibrium(Result):
     """houston_equilibrium's fixed point (a Result: short repr, as_dict(),
@@ -191,28 +220,8 @@ def houston_equilibrium(nices, *, params=None, log="patch", cpus=1):
     if log not in ("patch", "exp"):
         raise ValueError(f"log={log!r} is not one of ('patch', 'exp')")
     c = constants(params)
-    k = c["nice_const"] / 65536.0
-    # the fixed point of a task that always runs: increment balances decay
-    decay = 2.0 ** (-1.0 / c["run_avg_halflife"])
-    full = min(1.0, c["run_avg_increment"] / (1.0 - decay) / c["max_run_avg"])
     static = np.array([160 + n for n in nices], dtype=float)
-    inv = _patch_exp if log == "patch" else math.exp
-
-    def shares_at(p):
-        y = (p - static - c["prio_offset"]) * k
-        return np.array([min(inv(v), full) / full for v in y])
-
-    total = min(cpus, len(nices))
-    lo, hi = static.min() + c["prio_offset"] - 200, static.max() + c["prio_offset"] + 1
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if shares_at(mid).sum() >= total:
-            hi = mid
-        else:
-            lo = mid
-    s = shares_at(hi)
-    s = s * total / s.sum()
-    prio = (lo + hi) / 2
+    s, prio, full = _equal_prio_shares(c, static, min(cpus, len(nices)), log=log)
     ratio = float(s.max() / s.min())
     why = (f"CPU hogs of nice {', '.join(map(str, nices))} settle where their dynamic priorities "
            f"are equal, at prio {prio:.2f} ({'the patch' if log == 'patch' else 'the exact'}"

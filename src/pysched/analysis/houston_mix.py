@@ -276,37 +276,17 @@ def _follow(f, specs, hz, seconds):
     return samples * tick_ns, cpu * tick_ns, state[:, 0, :], state[:, 1, :], state[:, 2, :]
 
 
-def _fixed_point(f, specs):
+def _fixed_point(f, specs, demand):
     """The patch's argument for the tasks of one CPU: those that compete
     settle at one dynamic prio P, each with the share whose run_avg gives
     it P; a duty-cycled task takes no more than its demand (and, sleeping
     more than it runs, keeps a full sleep_avg: sleep_avg_nice levels
     better); if the demands fit in the CPU, each gets its demand."""
-    c = f.c
-    k = c["nice_const"] / 65536.0
-    decay = 2.0 ** (-1.0 / c["run_avg_halflife"])
-    full = min(1.0, c["run_avg_increment"] / (1.0 - decay) / c["max_run_avg"])
-    demand = np.array([1.0 if s[1] is None else s[1] / (s[1] + s[2]) for s in specs])
     if demand.sum() <= 1:
         return demand
-    bonus = np.array([c["sleep_avg_nice"] if s[1] is not None and s[2] > s[1] else 0
-                      for s in specs], dtype=float)
-    static = np.array([MAX_PRIO - 20 + s[0] for s in specs], dtype=float) - bonus
-
-    def shares_at(p):
-        y = (p - static - c["prio_offset"]) * k
-        return np.minimum([min(houston._patch_exp(v), full) / full for v in y], demand)
-
-    lo, hi = static.min() + c["prio_offset"] - 400, static.max() + c["prio_offset"] + 1
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if shares_at(mid).sum() >= 1:
-            hi = mid
-        else:
-            lo = mid
-    s = shares_at(hi)
-    return s / s.sum()
-
+    bonus = [f.c["sleep_avg_nice"] if s[1] is not None and s[2] > s[1] else 0 for s in specs]
+    static = np.array([MAX_PRIO - 20 + s[0] - b for s, b in zip(specs, bonus)], dtype=float)
+    return houston._equal_prio_shares(f.c, static, 1, cap=demand)[0]
 
 def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
                     settle_levels=1):
@@ -339,20 +319,18 @@ def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
         raise ValueError(f"{caller}: at most {MAX_TASKS} tasks per CPU are followed, got "
                          f"{len(specs)} on {cpus} CPU(s)")
     n = len(specs)
-    times = None
-    cpu_ns, prio, run_avg, sleep_avg = (np.zeros((0, n)) for _ in range(4))
+    demand = np.array([1.0 if s[1] is None else s[1] / (s[1] + s[2]) for s in specs])
     fixed = np.zeros(n)
-    for c in range(cpus):
+    series = None
+    for c in sorted(set(where)):
         mine = [i for i in range(n) if where[i] == c]
-        if not mine:
-            continue
-        part = _follow(f, [specs[i] for i in mine], hz, seconds)
-        if times is None:
-            times = part[0]
-            cpu_ns, prio, run_avg, sleep_avg = (np.zeros((len(times), n)) for _ in range(4))
-        for arr, got in zip((cpu_ns, prio, run_avg, sleep_avg), part[1:]):
-            arr[:, mine] = got
-        fixed[mine] = _fixed_point(f, [specs[i] for i in mine])
+        times, *got = _follow(f, [specs[i] for i in mine], hz, seconds)
+        if series is None:
+            series = [np.zeros((len(times), n)) for _ in got]
+        for arr, part in zip(series, got):
+            arr[:, mine] = part
+        fixed[mine] = _fixed_point(f, [specs[i] for i in mine], demand[mine])
+    cpu_ns, prio, run_avg, sleep_avg = series
     run = classify_series(times, cpu_ns, prio, cycle_levels=cycle_levels,
                           settle_levels=settle_levels, _caller=caller)
     tail = len(times) - len(times) // 3
@@ -372,7 +350,6 @@ def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
     low = prio[tail:].min(axis=0).astype(int)
     high = prio[tail:].max(axis=0).astype(int)
     cycle = run.cycle
-    demand = np.array([1.0 if s[1] is None else s[1] / (s[1] + s[2]) for s in specs])
     why = _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drift, shifted,
                moved)
     nan = float("nan")
