@@ -2,7 +2,7 @@
 patch's formulas at one set of parameters (Patch: the very C the
 simulator runs, through pysched.analysis.houston, cached), the rounds
 of one task against another's prio (return_map), with the attractor they
-reach (attractor, repeat).  pysched.analysis.stability says what the
+reach (prio_swing).  pysched.analysis.stability says what the
 loop is and why it is followed round by round; pysched.analysis.houston_mix
 follows the loop with every prio moving."""
 import math
@@ -230,20 +230,7 @@ def return_map(f, static, x, q, since, prio, ref_prio, ref_slice, *, at_head=Fal
     return out
 
 
-def attractor(rounds):
-    """The prio swing, share of the CPU and period over the last rounds."""
-    last = rounds[-ATTRACTOR:]
-    seen = [p for r in last for p in r.seen]
-    ran = sum(r.ran for r in last)
-    total = sum(r.ran + r.waited for r in last)
-    return max(seen) - min(seen), ran / total, repeat(last)
-
-
-def repeat(rounds):
-    """Ticks per repetition of the rounds' pattern (ran, waited): the
-    smallest number of rounds after which it repeats, summed."""
-    pattern = [(r.ran, r.waited) for r in rounds]
-    for n in range(1, len(pattern) // 2 + 1):
-        if all(pattern[i] == pattern[i + n] for i in range(len(pattern) - n)):
-            return sum(a + b for a, b in pattern[:n])
-    return sum(a + b for a, b in pattern) / len(pattern)
+def prio_swing(rounds):
+    """The prio swing (levels) over the attractor: the last ATTRACTOR rounds."""
+    seen = [p for r in rounds[-ATTRACTOR:] for p in r.seen]
+    return max(seen) - min(seen)

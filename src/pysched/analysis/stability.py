@@ -64,7 +64,7 @@ import numpy as np
 from . import houston
 from .houston import houston_equilibrium
 from .houston_mix import houston_mixture
-from .houston_loop import MAX_PRIO, Patch, attractor, return_map
+from .houston_loop import MAX_PRIO, Patch, prio_swing, return_map
 from .result import Result, moved_field
 from .._checks import check_int, check_number
 
@@ -285,12 +285,12 @@ def _analyse(f, nices, eq, cycle_levels, loop):
     if rounds[-1].ran == 0:
         return _starves(f, nices, s_eq, lo, hi, static, x_want, p_eq, rounds[-1].x, floor_prio,
                         below_floor, halflife_decay, running_halflife_decay, p_hi_post, loop)
-    swing_lo, share_lo, period = attractor(rounds)
+    swing_lo = prio_swing(rounds)
     q_lo = rounds[-1].slice
     # ... and H against L's stale prio at the end of L's turns
     ref_lo = rounds[-1].seen[-1]
     rounds_hi = return_map(f, static[hi], int(x_eq[hi]), q_hi, 0, p_hi_post, ref_lo, max(1, q_lo))
-    swing_hi = attractor(rounds_hi)[0] if rounds_hi[-1].ran and rounds_hi[-1].waited else 0
+    swing_hi = prio_swing(rounds_hi) if rounds_hi[-1].ran and rounds_hi[-1].waited else 0
 
     # -- the quantities behind the verdict, at the fixed point
     level_width = x_eq * (math.exp(f.k) - 1)
