@@ -44,12 +44,11 @@ measurement are judged alike.
 
 Several CPUs: tasks are placed as spawn() places them (the allowed CPU
 with the fewest tasks, the lowest on a tie, in the order given) and each
-CPU is followed on its own.  The 2.5 balancer keeps that placement: it
-moves tasks only when the busiest runqueue holds at least a quarter more
-than the others and the imbalance, (busiest - this) / 2, is at least
-one task (find_busiest_queue), which counts differing by one never give.
-A placement the balancer would change (counts two or more apart cannot
-arise from spawn() alone) is not analysed.
+CPU is followed on its own.  The 2.5 balancer keeps that placement:
+find_busiest_queue gives up on a runqueue that holds no more than one
+task beyond this CPU's ("if (busiest->nr_running <= nr_running + 1)",
+csrc/policies/balance_o1.c), and spawn() leaves counts at most one apart
+(a sleeper that wakes only adds one to its own CPU's).
 
 What it cannot decide it says ("undecided"): a loop still on its way at
 the end of the horizon -- between the two halves of the last third,
