@@ -164,3 +164,19 @@ def test_a_burst_ending_at_the_tick_that_expires_its_slice_is_credited_the_wait_
     assert r.sleep_avg[0] > 5000
     assert r.shares[0] > 0.3
     assert np.all(np.abs(r.shares - m.shares) <= 0.01)
+
+
+def test_where_an_idle_cpu_would_pull_a_task_the_placement_is_undecided():
+    # two sleepers and a hog on two CPUs: spawn() puts a sleeper on CPU 1
+    # alone, which goes idle while CPU 0 holds the hog and the other
+    # sleeper; an idle CPU pulls from it, so the placement does not hold
+    tasks = [(5, 20), (5, 20), 0]
+    r = houston_mixture(tasks, cpus=2, seconds=20)
+    assert r.kind == "undecided"
+    assert "CPU 1 has no CPU hog" in r.why and "find_busiest_queue" in r.why
+    sim = ps.Simulator("houston-2003", cpus=2)
+    for nice, run_ms, sleep_ms in [(0, 5, 20), (0, 5, 20), (0, None, None)]:
+        sim.spawn(ps.programs.cpu_hog() if run_ms is None else
+                  ps.Program().loop().run(ms=run_ms).sleep(ms=sleep_ms).end(), nice=nice)
+    sim.run(seconds=20)
+    assert sim.stats()["nr_migrations"].sum() > 0

@@ -48,7 +48,9 @@ CPU is followed on its own.  The 2.5 balancer keeps that placement:
 find_busiest_queue gives up on a runqueue that holds no more than one
 task beyond this CPU's ("if (busiest->nr_running <= nr_running + 1)",
 csrc/policies/balance_o1.c), and spawn() leaves counts at most one apart
-(a sleeper that wakes only adds one to its own CPU's).
+(a sleeper that wakes only adds one to its own CPU's) -- as long as no
+CPU goes idle: a CPU without a hog does at times, and an idle CPU pulls
+from one with two runnable tasks.  There the kind is "undecided".
 
 What it cannot decide it says ("undecided"): a loop still on its way at
 the end of the horizon -- between the two halves of the last third,
@@ -345,12 +347,21 @@ def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
     drift = np.maximum(moved, shifted / 2)
     if kind != "starves" and np.any(drift > 1 - 1e-9):
         kind = "undecided"
+    # a CPU with no hog goes idle at times, and an idle CPU pulls from one
+    # that holds two runnable tasks (find_busiest_queue gives up only when
+    # the busiest holds no more than one beyond this CPU's 0)
+    with_hog = {where[i] for i, s in enumerate(specs) if s[1] is None}
+    idle = next((c for c in range(cpus) if c not in with_hog), None)
+    crowded = next((c for c in range(cpus) if where.count(c) >= 2), None)
+    pulls = (idle, crowded) if cpus > 1 and idle is not None and crowded is not None else None
+    if pulls:
+        kind = "undecided"
     starving = int(np.argmin(run.shares)) if kind == "starves" else -1
     low = prio[tail:].min(axis=0).astype(int)
     high = prio[tail:].max(axis=0).astype(int)
     cycle = run.cycle
     why = _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drift, shifted,
-               moved)
+               moved, pulls)
     nan = float("nan")
     return HoustonMixture(
         kind, starving, run.settling_s if kind == "settles" else nan,
@@ -369,13 +380,22 @@ def _name(i, s):
 
 
 def _why(kind, specs, where, cpus, run, starving, low, high, demand, fixed, drift, shifted,
-         moved):
+         moved, pulls):
     placed = ""
     if cpus > 1:
         placed = ("Placed as spawn() places them (" +
                   ", ".join(f"CPU {c}: tasks {', '.join(str(i + 1) for i in range(len(specs)) if where[i] == c)}"
                             for c in range(cpus) if c in where) +
-                  "); the balancer keeps that placement (counts within one task). ")
+                  "). ")
+        if pulls:
+            return placed + (f"Undecided: CPU {pulls[0]} has no CPU hog and goes idle at times, "
+                             f"while CPU {pulls[1]} holds two runnable tasks at times; an idle CPU "
+                             "pulls one (find_busiest_queue), so where the tasks run is the "
+                             "balancer's, which this analysis does not follow. The shares are "
+                             "those of the placement held.")
+        placed += ("The balancer keeps it: " + ("no CPU holds two tasks. " if max(
+            where.count(c) for c in set(where)) < 2 else "each CPU has a CPU hog and the counts "
+            "are one apart. "))
     if kind == "starves":
         return placed + (f"{_name(starving, specs[starving])} starves: it gets no CPU over the "
                          f"last third of the loop; its prio stays at {low[starving]}..."
