@@ -109,8 +109,8 @@ def test_the_stats_table_keeps_cpus_0_to_63_of_the_mask():
     assert sim.task(high).cpus_allowed == (1 << 64) | (1 << 127)
 
 
-def busy_256(reference=False):
-    sim = ps.Simulator("linux-2.5.65", cpus=256, seed=5, reference=reference)
+def busy_256(preset, reference=False):
+    sim = ps.Simulator(preset, cpus=256, seed=5, reference=reference)
     for i in range(200):
         sim.spawn(HOG(), name=f"hog{i}")
     for i in range(40):  # CPU 7's, which the idle CPUs pull
@@ -123,8 +123,9 @@ def busy_256(reference=False):
     return sim
 
 
-def test_at_256_cpus_a_run_is_the_same_whole_in_chunks_stepped_and_without_fast_paths():
-    whole, chunks, stepped, plain = four_ways(busy_256, 0.3)
+@pytest.mark.parametrize("preset", ["linux-2.5.65", "houston-2003", "linux-6.12-eevdf"])
+def test_at_256_cpus_a_run_is_the_same_whole_in_chunks_stepped_and_without_fast_paths(preset):
+    whole, chunks, stepped, plain = four_ways(lambda **kw: busy_256(preset, **kw), 0.3)
     expected = watched(whole)
     assert whole.stats()["nr_migrations"].sum() > 0
     for other in (chunks, stepped, plain):
