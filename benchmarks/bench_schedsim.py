@@ -94,7 +94,7 @@ from pathlib import Path
 import pysched as ps
 from pysched.realkernel.kernel_info import cpu_model
 
-from bench_simso import CPUS, NTASKS, pysched_figures, run_pysched, task_set
+from bench_simso import CPUS, NTASKS, print_times, pysched_figures, run_pysched, task_set
 
 REPO_URL = "https://github.com/fillien/schedsim"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"), "pysched-bench", "schedsim")
@@ -354,17 +354,7 @@ def measure(tasks, seconds, reps, cmd):
 
 
 def report(times, cpu_times, sanity, seconds):
-    base = min(times["pysched FIFO (RM prios)"])
-    print(f"{'case':24} {'best s':>9} {'x FIFO':>8} {'best CPU s':>10}  wall time of each run (s)")
-    for name, ts in times.items():
-        print(f"{name:24} {min(ts):9.4f} {min(ts) / base:8.2f} {min(cpu_times[name]):10.4f}  "
-              + " ".join(f"{t:.4f}" for t in ts))
-    if SCHEDSIM in times:
-        def ratio(table, other):
-            return min(table[SCHEDSIM]) / min(table[other])
-        print("\nschedsim / pysched, wall (CPU): "
-              + ", ".join(f"{ratio(times, name):.2f}x ({ratio(cpu_times, name):.2f}x) {name}"
-                          for name in ("pysched FIFO (RM prios)", "pysched NORMAL")))
+    print_times(times, cpu_times, SCHEDSIM, "schedsim")
 
     print(f"\nsame work ({seconds:g} simulated s; what each counts: see the script's docstring)")
     print(f"{'case':24} {'released':>9} {'completed':>10} {'missed':>7}")

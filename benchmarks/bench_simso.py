@@ -163,6 +163,22 @@ def simso_figures(model, seconds):
             "busy": sum(loads) / len(loads)}
 
 
+def print_times(times, cpu_times, peer, label):
+    """The timing table (each case's best wall and CPU time, and every
+    run's), and the peer's best over pysched's where the peer ran."""
+    base = min(times["pysched FIFO (RM prios)"])
+    print(f"{'case':24} {'best s':>9} {'x FIFO':>8} {'best CPU s':>10}  wall time of each run (s)")
+    for name, ts in times.items():
+        print(f"{name:24} {min(ts):9.4f} {min(ts) / base:8.2f} {min(cpu_times[name]):10.4f}  "
+              + " ".join(f"{t:.4f}" for t in ts))
+    if peer in times:
+        def ratio(table, other):
+            return min(table[peer]) / min(table[other])
+        print(f"\n{label} / pysched, wall (CPU): "
+              + ", ".join(f"{ratio(times, name):,.3g}x ({ratio(cpu_times, name):,.3g}x) {name}"
+                          for name in ("pysched FIFO (RM prios)", "pysched NORMAL")))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -210,17 +226,7 @@ def main(argv=None):
             sanity[name] = figures[name](out)
             del out
 
-    base = min(times["pysched FIFO (RM prios)"])
-    print(f"{'case':24} {'best s':>9} {'x FIFO':>8} {'best CPU s':>10}  wall time of each run (s)")
-    for name, ts in times.items():
-        print(f"{name:24} {min(ts):9.4f} {min(ts) / base:8.1f} {min(cpu_times[name]):10.4f}  "
-              + " ".join(f"{t:.4f}" for t in ts))
-    if "SimSo RM (global)" in times:
-        def ratio(table, other):
-            return min(table["SimSo RM (global)"]) / min(table[other])
-        print("\nSimSo / pysched, wall (CPU): "
-              + ", ".join(f"{ratio(times, name):,.0f}x ({ratio(cpu_times, name):,.0f}x) {name}"
-                          for name in ("pysched FIFO (RM prios)", "pysched NORMAL")))
+    print_times(times, cpu_times, "SimSo RM (global)", "SimSo")
 
     print(f"\nsame work ({seconds:g} simulated s; what each counts: see the script's docstring)")
     print(f"{'case':24} {'released':>9} {'completed':>10} {'missed':>7} {'CPU busy':>9}")
