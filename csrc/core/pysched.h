@@ -45,7 +45,8 @@ enum {
   PS_FAST_DEFER = 4,  /* a busy CPU's ticks deferred (ticks_fast.h, defer_ticks) */
   PS_FAST_WHEEL = 8,  /* the event queue's timer wheel (events.h); off, the heap alone */
   PS_FAST_SKIP = 16,  /* a policy's exact skips of work that would change nothing
-                       * (the 2.5 balancer's scans: balance_o1.c, o1_rebalance) */
+                       * (the balancers' scans: balance_o1.c, o1_rebalance, and
+                       * balance_fair.c, load_balance) */
   PS_FAST_ALL = 31,
   PS_NFAST = 5
 };

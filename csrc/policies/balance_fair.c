@@ -106,6 +106,14 @@ static int can_migrate(const psModel *m, const psData *d, const psTask *p, int s
 /* load_balance(this_cpu, idle): returns the tasks pulled, -1 when balanced */
 static int load_balance(const psModel *m, psData *d, int cpu, int idle) {
   fair_rq *this_rq = FRQ(m, d, cpu);
+  /* The exact skip: the scan below only takes a runqueue other than this
+   * one holding two runnable tasks, and changes nothing else.  With none,
+   * or only this one, it finds nothing: return as it would, unscanned. */
+  int32_t overloaded = FCPU(m, d, 0)->nr_overloaded;
+  if (m->fast_paths & PS_FAST_SKIP && (overloaded == 0 || (overloaded == 1 && this_rq->overloaded))) {
+    ps_fast_skipped(d);
+    return -1;
+  }
   /* find_busiest_group / find_busiest_queue, single-CPU groups */
   int busiest = -1;
   uint64_t total = 0;

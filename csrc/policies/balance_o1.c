@@ -14,9 +14,10 @@ static void move_task(const psModel *m, psData *d, psTask *p, int dest) {
   int src = p->cpu;
   o1_dequeue_task(m, d, p);
   o1_rq(m, d, src)->nr_running--;
+  o1_nr_running_changed(m, d, src);
   p->cpu = dest;
   o1_rq(m, d, dest)->nr_running++;
-  o1_nr_running_changed(m, d);
+  o1_nr_running_changed(m, d, dest);
   o1_enqueue_task(m, d, p, o1_rq(m, d, dest)->active);
   ps_count_up(&p->nr_migrations);
   ps_log(m, d, PS_EVT_MIGRATE, dest, p, src, p->prio, 0);
@@ -101,6 +102,10 @@ static int find_busiest_by_prio_avg(const psModel *m, psData *d, int cpu, int *i
   return busiest;
 }
 
+/* Whether some runqueue holds two tasks or more (o1_nr_running_changed
+ * keeps the count). */
+static int any_two(const psModel *m, const psData *d) { return o1_rq(m, d, 0)->nr_ge2 > 0; }
+
 static int can_migrate_task(const psModel *m, const psData *d, const psTask *p, int busiest,
                             int cpu) {
   return o1_jiffies(d) - o1_sched_of_const(p)->last_run > cache_decay_ticks(m) &&
@@ -109,6 +114,15 @@ static int can_migrate_task(const psModel *m, const psData *d, const psTask *p, 
 
 int o1_load_balance(const psModel *m, psData *d, int cpu, int idle) {
   int imbalance = 0;
+  /* schedule()'s scan of an empty runqueue takes the second skip of
+   * o1_rebalance, for the same reason: it reads only the lengths, which are
+   * all at most 1 (it finds nothing), and writes them over prev_cpu_load[],
+   * whose values then differ from the kernel's only between 0 and 1, which
+   * no later scan can tell apart. */
+  if (idle && m->fast_paths & PS_FAST_SKIP && o1_rq(m, d, cpu)->prev_le1 && !any_two(m, d)) {
+    ps_fast_skipped(d);
+    return -1;
+  }
   /* schedule() on an empty runqueue (idle=1) always pulls by length */
   int by_prio_avg = (int)o1_param(m, o1_family_of(m)->p_balance_prio_avg, 0);
   int busiest = by_prio_avg && !idle ? find_busiest_by_prio_avg(m, d, cpu, &imbalance)
@@ -149,18 +163,6 @@ uint64_t o1_busy_rebalance_after(const psModel *m, psData *d, int cpu) {
   return rq->rebalance_at;
 }
 
-/* Whether some runqueue holds two tasks or more: counted again only when
- * a length has changed since (nr_running_gen). */
-static int any_two(const psModel *m, psData *d) {
-  o1_runqueue *rq0 = o1_rq(m, d, 0);
-  if (rq0->ge2_gen != rq0->nr_running_gen + 1) {
-    int any = 0;
-    for (int i = 0; i < m->ncpu && !any; i++) any = o1_rq(m, d, i)->nr_running >= 2;
-    rq0->ge2_any = any;
-    rq0->ge2_gen = rq0->nr_running_gen + 1;
-  }
-  return rq0->ge2_any;
-}
 
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   uint64_t j = d->jiffies;

@@ -162,6 +162,7 @@ void fair_account_enqueue(const psModel *m, psData *d, int q, int32_t i) {
   rq->load += se->weight;
   rq->nr_running++;
   if (se->sched_delayed) rq->nr_delayed++;
+  fair_overload_sync(m, d, fair_q_cpu(q));
   /* list_add(&se->group_node, &rq->cfs_tasks): a task's, on its CPU's
    * list whatever its group (rq_of(cfs_rq); fair.c account_entity_enqueue,
    * 6.5 and 6.12) */
@@ -178,6 +179,7 @@ void fair_account_dequeue(const psModel *m, psData *d, int q, int32_t i) {
   rq->load -= se->weight;
   rq->nr_running--;
   if (se->sched_delayed) rq->nr_delayed--;
+  fair_overload_sync(m, d, fair_q_cpu(q));
   /* list_del_init(&se->group_node) (account_entity_dequeue) */
   if (i < FAIR_GSE) cfs_tasks_del(d, FRQ(m, d, fair_q_cpu(q)), i);
 }

@@ -116,7 +116,9 @@ typedef struct fair_rq {
   int32_t watch_curr;
   uint64_t watch_seq, watch_load, watch_curr_v;
   uint32_t watch_nr;
-  int32_t pad;
+  /* a CPU's root: fair_rq_nr_running() >= 2 when last looked at
+   * (fair_overload_sync), as counted in CPU 0's nr_overloaded */
+  int32_t overloaded;
 } fair_rq;
 
 /* ---- task groups (fair_group.c) ---- */
@@ -151,6 +153,10 @@ typedef struct fair_cpu {
   fair_grq grp[FAIR_MAX_GROUPS];
   int32_t ngroups;                /* CPU 0: groups made (slots 1 .. ngroups - 1 used) */
   int32_t spawn_group;            /* CPU 0: the group of tasks spawned from Python */
+  /* CPU 0: the runqueues with two runnable tasks or more (fair_rq.overloaded);
+   * while none has, find_busiest_queue can find nothing and the balancer
+   * skips its scan of every CPU */
+  int32_t nr_overloaded;
   fair_tg tg[FAIR_MAX_GROUPS];    /* CPU 0: the task groups; slot 0 the root */
 } fair_cpu;
 
@@ -557,6 +563,19 @@ void fair_set_task_cpu(const psModel *m, psData *d, psTask *p, int dest);
  * entities excluded (rq->nr_running). */
 static inline uint32_t fair_rq_nr_running(const fair_rq *rq) {
   return rq->nr_running - rq->nr_delayed + rq->rt_nr_running + (uint32_t)rq->h_adj;
+}
+
+/* After a change of what fair_rq_nr_running() sums on cpu's root: its
+ * overloaded flag and the count of such runqueues brought up to date.
+ * Idempotent, so every place that changes a term calls it, whichever
+ * cfs_rq it changed (a group's reaches the root through h_adj, whose
+ * update calls it again). */
+static inline void fair_overload_sync(const psModel *m, psData *d, int cpu) {
+  fair_rq *rq = FRQ(m, d, cpu);
+  int32_t now = fair_rq_nr_running(rq) >= 2;
+  if (now == rq->overloaded) return;
+  FCPU(m, d, 0)->nr_overloaded += now - rq->overloaded;
+  rq->overloaded = now;
 }
 
 #endif

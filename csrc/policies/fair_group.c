@@ -107,6 +107,7 @@ static void update_h_adj(const psModel *m, psData *d, int cpu) {
     if (gr->on_rq && !gr->se.sched_delayed) adj--;
   }
   c->grp[0].cfs.h_adj = adj;
+  fair_overload_sync(m, d, cpu);
 }
 
 void fair_enqueue_walk(const psModel *m, psData *d, psTask *p, int flags) {

@@ -31,6 +31,7 @@ static void rt_link(const psModel *m, psData *d, int cpu, int32_t i, int head) {
   else
     rq->rt_tail = i;
   rq->rt_nr_running++;
+  fair_overload_sync(m, d, cpu);
 }
 
 static void rt_unlink(const psModel *m, psData *d, int cpu, int32_t i) {
@@ -47,6 +48,7 @@ static void rt_unlink(const psModel *m, psData *d, int cpu, int32_t i) {
   n->left = n->right = -1;
   n->color = FAIR_NODE_OFF;
   rq->rt_nr_running--;
+  fair_overload_sync(m, d, cpu);
 }
 
 /* update_curr_common for a running RT task: its sum_exec_runtime (read by

@@ -218,11 +218,24 @@ int fair_check(const psModel *m, const psData *d, char *err, int errlen) {
   }
   if (check_links(m, d, err, errlen)) return -1;
   int64_t intree = 0, rt = 0;
+  int32_t overloaded = 0;
   for (int c = 0; c < m->ncpu; c++) {
     int32_t n;
     if (check_cpu(m, d, c, &n, err, errlen)) return -1;
     intree += n;
     rt += FRQ(m, d, c)->rt_nr_running;
+    const fair_rq *rq = FRQ(m, d, c);
+    if (rq->overloaded != (fair_rq_nr_running(rq) >= 2)) {
+      snprintf(err, errlen, "cpu %d: overloaded %d with %u runnable tasks", c, rq->overloaded,
+               fair_rq_nr_running(rq));
+      return -1;
+    }
+    overloaded += rq->overloaded;
+  }
+  if (overloaded != c0->nr_overloaded) {
+    snprintf(err, errlen, "nr_overloaded %d but %d runqueues hold two runnable tasks or more",
+             c0->nr_overloaded, overloaded);
+    return -1;
   }
   if (check_cfs_tasks(m, d, err, errlen)) return -1;
   int64_t gse_in_trees = 0;

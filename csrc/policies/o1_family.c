@@ -53,7 +53,7 @@ void o1_wake_child_smart(const psModel *m, psData *d, psTask *parent, psTask *p)
   /* list_add_tail(&p->run_list_lru, ...): the lru list lives in active */
   if (o1_lru_of(m, p)) psu_lru_add_tail(d->task, ps_index(d, p), &rq->arrays[rq->active]);
   rq->nr_running++;
-  o1_nr_running_changed(m, d);
+  o1_nr_running_changed(m, d, parent->cpu);
 }
 
 void o1_tick_rt(const psModel *m, psData *d, int cpu, psTask *p, int slice) {
@@ -270,6 +270,7 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
       return -1;
     }
   }
+  int32_t ge2 = 0;
   for (int c = 0; c < m->ncpu; c++) {
     const o1_runqueue *rq = o1_rq(m, d, c);
     uint32_t queued = 0;
@@ -330,6 +331,11 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "cpu %d: nr_running %u but %u queued", c, rq->nr_running, queued);
       return -1;
     }
+    if (rq->ge2 != (rq->nr_running >= 2)) {
+      snprintf(err, errlen, "cpu %d: ge2 %d with nr_running %u", c, rq->ge2, rq->nr_running);
+      return -1;
+    }
+    ge2 += rq->ge2;
     if (rq->rebalance_every ? rq->rebalance_at % rq->rebalance_every != 0 : rq->rebalance_at) {
       snprintf(err, errlen, "cpu %d: rebalance_at %llu is not a multiple of %llu", c,
                (unsigned long long)rq->rebalance_at, (unsigned long long)rq->rebalance_every);
@@ -339,6 +345,11 @@ int o1_check(const psModel *m, const psData *d, char *err, int errlen) {
       snprintf(err, errlen, "cpu %d: the expired array is not empty", c);
       return -1;
     }
+  }
+  if (ge2 != o1_rq(m, d, 0)->nr_ge2) {
+    snprintf(err, errlen, "nr_ge2 %d but %d runqueues hold two tasks or more",
+             o1_rq(m, d, 0)->nr_ge2, ge2);
+    return -1;
   }
   return 0;
 }

@@ -61,12 +61,11 @@ typedef struct o1_runqueue {
   uint64_t balance_gen;
   int32_t balance_steady;
   /* The second skip: every prev_cpu_load[] this CPU's last scan wrote was
-   * at most 1; and, in CPU 0's runqueue, whether some runqueue holds two
-   * tasks, as counted at nr_running_gen = ge2_gen - 1. */
+   * at most 1; whether this runqueue held two tasks or more at the last
+   * change of its length; and, in CPU 0's runqueue, how many do. */
   int32_t prev_le1;
-  uint64_t ge2_gen;
-  int32_t ge2_any;
-  int32_t pad;
+  int32_t ge2;
+  int32_t nr_ge2;
   /* The first jiffy after the last one asked about that is a multiple of
    * `every` (BUSY_REBALANCE_TICK then), 0 before the first question
    * (balance_o1.c, busy_rebalance_after). */
@@ -198,9 +197,14 @@ static inline int64_t o1_ticks_before_rebalance(const psModel *m, psData *d, int
   return (int64_t)(at - 1 - d->jiffies);
 }
 
-/* A runqueue's length changed: the balancer's skip must look again. */
-static inline void o1_nr_running_changed(const psModel *m, psData *d) {
-  o1_rq(m, d, 0)->nr_running_gen++;
+/* cpu's runqueue length changed: the balancer's first skip must look
+ * again, and the count of runqueues holding two tasks follows. */
+static inline void o1_nr_running_changed(const psModel *m, psData *d, int cpu) {
+  o1_runqueue *rq0 = o1_rq(m, d, 0), *rq = o1_rq(m, d, cpu);
+  rq0->nr_running_gen++;
+  int32_t ge2 = rq->nr_running >= 2;
+  rq0->nr_ge2 += ge2 - rq->ge2;
+  rq->ge2 = ge2;
 }
 /* The runqueue primitives (§4), inline: every wakeup and sleep runs them. */
 static inline int o1_lru_of(const psModel *m, const psTask *p) {
@@ -220,13 +224,13 @@ static inline void o1_activate_plain(const psModel *m, psData *d, psTask *p) {
   o1_runqueue *rq = o1_rq(m, d, p->cpu);
   o1_enqueue_task(m, d, p, rq->active);
   rq->nr_running++;
-  o1_nr_running_changed(m, d);
+  o1_nr_running_changed(m, d, p->cpu);
 }
 /* deactivate_task: nr_running--, count an uninterruptible sleeper, dequeue */
 static inline void o1_deactivate_task(const psModel *m, psData *d, psTask *p) {
   o1_runqueue *rq = o1_rq(m, d, p->cpu);
   rq->nr_running--;
-  o1_nr_running_changed(m, d);
+  o1_nr_running_changed(m, d, p->cpu);
   if (p->state == PS_TASK_UNINTERRUPTIBLE) rq->nr_uninterruptible++;
   o1_dequeue_task(m, d, p);
 }

@@ -251,6 +251,7 @@ static int dequeue_entity(const psModel *m, psData *d, int q, int32_t i, int fla
       !eligible(m, d, q, i)) {
     se->sched_delayed = 1;
     rq->nr_delayed++;
+    fair_overload_sync(m, d, fair_q_cpu(q));
     return 0;
   }
   update_entity_lag(m, d, q, i);
@@ -389,6 +390,7 @@ static void requeue_delayed(const psModel *m, psData *d, int q, int32_t i) {
   }
   se->sched_delayed = 0;
   rq->nr_delayed--;
+  fair_overload_sync(m, d, fair_q_cpu(q));
 }
 
 /* ---- configuration, checks, tables ---- */

@@ -190,3 +190,36 @@ def test_the_core_refuses_a_mask_of_no_fast_paths(mask):
     with pytest.raises((ValueError, OverflowError)):
         sim._core.set_fast_paths(mask)
     assert sim.fast_paths == FAST_PATHS
+
+
+@pytest.mark.parametrize("preset", ["linux-2.5.65", "houston-2003", "linux-6.5-cfs",
+                                    "linux-6.12-eevdf"])
+def test_the_balancers_skips_on_a_mostly_idle_machine_change_nothing(preset):
+    """16 CPUs, two hogs and three sleepers: the balancers' scans find no
+    runqueue with two tasks and are skipped (2.5's periodic and newly idle
+    scans, the fair balancer's); then four hogs forked onto CPU 0 make one,
+    and the scans must run and spread them.  Every event is as on the
+    reference path, and the run was checked after every instant."""
+    def run(**options):
+        sim = ps.Simulator(preset, cpus=16, seed=5, record="events", debug=True, **options)
+        for _ in range(2):
+            sim.spawn(ps.programs.cpu_hog())
+        for _ in range(3):
+            sim.spawn(ps.programs.interactive(1, 4))
+        sim.run(0.2)
+        skipped_idle = sim._core.fast_path_counts()["skip"]
+        for _ in range(4):
+            sim.spawn(ps.programs.cpu_hog(), cpu=0)
+        sim.run(0.3)
+        return sim, skipped_idle
+
+    fast, skipped_idle = run()
+    reference, _ = run(reference=True)
+    assert skipped_idle > 0
+    assert (fast.stats() == reference.stats()).all()
+    assert (fast.cpu_stats() == reference.cpu_stats()).all()
+    assert (fast.events() == reference.events()).all()
+    # the balancer did spread the forked hogs while skipping where it could
+    st = fast.stats()
+    assert len(set(st["cpu"][-4:])) > 1
+    assert st["nr_migrations"].sum() > 0
