@@ -163,7 +163,6 @@ uint64_t o1_busy_rebalance_after(const psModel *m, psData *d, int cpu) {
   return rq->rebalance_at;
 }
 
-
 void o1_rebalance(const psModel *m, psData *d, int cpu, int idle) {
   uint64_t j = d->jiffies;
   /* IDLE_REBALANCE_TICK and BUSY_REBALANCE_TICK follow cache_decay_ticks */
