@@ -698,6 +698,8 @@ static PyMethodDef Sim_methods[] = {
      "(field names, rows, name width) of the task table"},
     {"table_fill", (PyCFunction)Sim_table_fill, METH_O,
      "table_fill(buffer): the task table's rows, in pid order, into a writable buffer"},
+    {"table_masks", (PyCFunction)Sim_table_masks, METH_NOARGS,
+     "table_masks(): each row's cpus_allowed as the machine's 64-bit words, in table_fill's order"},
     {"on_rq_counts", (PyCFunction)Sim_on_rq_counts, METH_NOARGS,
      "queued tasks of each CPU, the running one included"},
     {"events", (PyCFunction)Sim_events, METH_NOARGS, "event records as bytes"},

@@ -34,6 +34,7 @@ int sim_unavailable(SimObject *self);
 PyObject *Sim_task(SimObject *self, PyObject *arg);
 PyObject *Sim_table_shape(SimObject *self, PyObject *noargs);
 PyObject *Sim_table_fill(SimObject *self, PyObject *arg);
+PyObject *Sim_table_masks(SimObject *self, PyObject *noargs);
 PyObject *Sim_on_rq_counts(SimObject *self, PyObject *noargs);
 PyObject *Sim_events(SimObject *self, PyObject *noargs);
 PyObject *Sim_latencies(SimObject *self, PyObject *noargs);

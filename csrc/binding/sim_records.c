@@ -159,6 +159,26 @@ fail:
   return NULL;
 }
 
+/* table_masks() -> bytes: each row's cpus_allowed in table_fill's order,
+ * as the machine's words of the set (ps_cpu_words), little-endian words of
+ * the host's byte order: what stats() turns into whole masks on machines
+ * of more than 64 CPUs, whose masks table_fill's 8 bytes cannot hold. */
+PyObject *Sim_table_masks(SimObject *self, PyObject *noargs) {
+  READY(self);
+  const psModel *m = &self->m;
+  Py_ssize_t n;
+  const psTask **rows = table_rows(m, &self->d, &n);
+  if (!rows) return PyErr_NoMemory();
+  int nw = ps_cpu_words(m->ncpu);
+  PyObject *out = PyBytes_FromStringAndSize(NULL, n * nw * 8);
+  if (out) {
+    char *w = PyBytes_AS_STRING(out);
+    for (Py_ssize_t k = 0; k < n; k++, w += nw * 8) memcpy(w, rows[k]->cpus_allowed.w, (size_t)nw * 8);
+  }
+  PyMem_Free(rows);
+  return out;
+}
+
 /* on_rq_counts() -> [queued tasks of each CPU, the running one included] */
 PyObject *Sim_on_rq_counts(SimObject *self, PyObject *noargs) {
   READY(self);

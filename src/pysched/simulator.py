@@ -9,6 +9,7 @@ machinery (groups.py) -- lives in modules of its own."""
 import copy
 import functools
 import os
+import sys
 import threading
 
 import numpy as np
@@ -251,6 +252,11 @@ class Simulator:
             if check_name("series field", f) not in self._task_fields:
                 raise KeyError(f"unknown task field {f!r}; fields: {self._task_fields}"
                                f"{did_you_mean(f, self._task_fields)}")
+        if "cpus_allowed" in series_fields and self.cpus > 64:
+            # a sample is one 64-bit value: it would hold CPUs 0..63 alone
+            raise ValueError(f"series_fields: 'cpus_allowed' is sampled as 64 bits, CPUs 0..63, "
+                             f"and this machine has {self.cpus} CPUs (series of cpus_allowed "
+                             f"need cpus=1..64); read stats() or sim.task(pid).cpus_allowed")
         return series_fields
 
     # ---- building the workload ----
@@ -598,17 +604,33 @@ class Simulator:
         """One row per task (pid order), live ones and the last
         ``keep_exited`` exited ones: a structured array with every counter
         and field as int64 (pid, cpu_ns, wait_ns, sleep_ns, nr_switches,
-        nr_wakeups, exit_ns, ...) plus name; the bit mask cpus_allowed is
-        a uint64 (bit i: CPU i, 63 included) of CPUs 0..63 alone: on a
-        machine of more, sim.task(pid).cpus_allowed (an int) and .cpus (a
-        list) are a task's whole affinity."""
+        nr_wakeups, exit_ns, ...) plus name; the bit mask cpus_allowed
+        (bit i: CPU i) is a uint64 on machines of up to 64 CPUs, and a
+        Python int (an object column) on larger ones, as in
+        sim.task(pid).cpus_allowed."""
         # the core writes the rows, in pid order, straight into the array:
         # its int64 columns bit for bit (an unsigned field's too), then
         # nr_switches and the name, with no table in between
         names, n, width = self._core.table_shape()
         out = np.empty(n, dtype=_stats_dtype(tuple(names), self._unsigned_fields, width))
         self._core.table_fill(out)
+        if self.cpus > 64:
+            out = self._whole_masks(out)
         return out
+
+    def _whole_masks(self, table):
+        """stats()'s table with cpus_allowed as Python ints, whole: the
+        core's 8-byte column holds CPUs 0..63 alone."""
+        wide = np.empty(len(table), dtype=[(f, object if f == "cpus_allowed" else table.dtype[f])
+                                           for f in table.dtype.names])
+        for f in table.dtype.names:
+            if f != "cpus_allowed":
+                wide[f] = table[f]
+        raw = self._core.table_masks()
+        step = len(raw) // len(table) if len(table) else 0
+        wide["cpus_allowed"] = [int.from_bytes(raw[k:k + step], sys.byteorder)
+                                for k in range(0, len(raw), step)] if step else []
+        return wide
 
     def latencies(self, pid=None):
         """Wakeup-to-run latencies in ns, in order (one task's, or all)."""
@@ -651,8 +673,9 @@ class Simulator:
     def series(self, field):
         """Samples of a task field: a float array (samples x tasks) with a
         column per pid (1, 2, ...) and NaN where the task did not exist
-        (not yet, or no more); cpus_allowed as the unsigned mask it is in
-        stats(), rounded to a float as every sample is."""
+        (not yet, or no more); cpus_allowed as the unsigned mask of CPUs
+        0..63, rounded to a float as every sample is (machines of up to 64
+        CPUs: a larger one refuses it as a series field)."""
         if self.record != "series":
             raise _core.StateError("series are off: create the Simulator with record='series'")
         if field not in self._series_fields:

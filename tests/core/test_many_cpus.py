@@ -98,17 +98,6 @@ def test_cpu_numbers_outside_the_machine_are_refused_naming_the_range():
         sim._core.set_affinity(pid, 1 << 1024)
 
 
-def test_the_stats_table_keeps_cpus_0_to_63_of_the_mask():
-    sim = ps.Simulator("linux-2.5.65", cpus=128)
-    low = sim.spawn(HOG(), cpus_allowed=[1, 63, 100])
-    high = sim.spawn(HOG(), cpus_allowed=[64, 127])
-    st = sim.stats()
-    assert st["cpus_allowed"].dtype == np.uint64
-    assert st["cpus_allowed"][st["pid"] == low][0] == (1 << 1) | (1 << 63)
-    assert st["cpus_allowed"][st["pid"] == high][0] == 0
-    assert sim.task(high).cpus_allowed == (1 << 64) | (1 << 127)
-
-
 def busy_256(preset, reference=False):
     sim = ps.Simulator(preset, cpus=256, seed=5, reference=reference)
     for i in range(200):
@@ -143,7 +132,7 @@ def test_a_snapshot_of_1024_cpus_round_trips(preset):
     assert sim.task(1281).cpus == [63, 64, 1023]
     for s in (sim, twin):
         s.run(seconds=0.02)
-    assert sim.stats().tobytes() == twin.stats().tobytes()
+    assert (sim.stats() == twin.stats()).all()
     assert sim.cpu_stats().tobytes() == twin.cpu_stats().tobytes()
     twin.check()
 

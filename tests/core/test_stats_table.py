@@ -36,9 +36,10 @@ def reference(sim):
     return rows
 
 
+@pytest.mark.parametrize("cpus", [3, 130])
 @pytest.mark.parametrize("keep_exited", [0, 5, 10_000])
-def test_stats_rows_are_each_tasks_fields(keep_exited):
-    sim = churned(keep_exited)
+def test_stats_rows_are_each_tasks_fields(keep_exited, cpus):
+    sim = churned(keep_exited, cpus)
     st = sim.stats()
     ref = reference(sim)
     slots = [t["pid"] for t in ref if t["exit_ns"] < 0]
@@ -69,6 +70,27 @@ def test_cpus_allowed_of_cpu_63_is_unsigned():
     st = sim.stats()
     assert st["cpus_allowed"].dtype == np.uint64
     assert st["cpus_allowed"][0] == 1 << 63
+
+
+@pytest.mark.parametrize("cpus", [65, 1024])
+def test_cpus_allowed_past_cpu_63_is_whole(cpus):
+    """On a machine of more than 64 CPUs a mask is a Python int, as
+    task(pid) reads it: a uint64 would keep CPUs 0..63 alone."""
+    sim = ps.Simulator("linux-6.12-eevdf", cpus=cpus)
+    sim.spawn(ps.programs.cpu_hog())
+    pinned = sim.spawn(ps.programs.cpu_hog(), cpus_allowed=np.array([1, cpus - 1]))
+    sim.run(0.01)
+    st = sim.stats()
+    assert st["cpus_allowed"].dtype == object
+    assert st["cpus_allowed"].tolist() == [(1 << cpus) - 1, 2 | 1 << (cpus - 1)]
+    assert st["cpus_allowed"][pinned - 1] == sim.task(pinned).cpus_allowed
+    assert st["cpu"][pinned - 1] in (1, cpus - 1)
+    assert ps.Simulator("linux-2.5.65", cpus=cpus).stats()["cpus_allowed"].dtype == object
+
+
+def test_a_series_of_cpus_allowed_is_refused_past_64_cpus():
+    with pytest.raises(ValueError, match="130 CPUs .*cpus=1..64"):
+        ps.Simulator("linux-2.5.65", cpus=130, record="series", series_fields=["cpus_allowed"])
 
 
 def test_no_tasks_gives_an_empty_table():

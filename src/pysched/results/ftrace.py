@@ -127,9 +127,7 @@ def write(sim, path):
         out.write(f"# pysched export: preset={sim.preset} cpus={sim.cpus} hz={sim.hz} "
                   f"seed={sim.seed} end_ns={sim.now_ns}\n")
         for row in st:
-            # stats() holds CPUs 0..63 of a mask; a larger machine's, the task's own
-            mask = (int(row["cpus_allowed"]) if sim.cpus <= 64
-                    else sim.task(int(row["pid"])).cpus_allowed)
+            mask = int(row["cpus_allowed"])
             out.write(f"# pysched task: pid={row['pid']} ppid={row['ppid']} nice={row['nice']} "
                       f"policy={SCHED_POLICIES[int(row['policy'])]} "
                       f"rt_priority={row['rt_priority']} "
