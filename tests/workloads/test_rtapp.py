@@ -95,6 +95,16 @@ def test_test_json_signals_its_waiter_and_both_end():
     assert [sim.task(p).exit_ns // MS for p in (1, 2)] == [400, 20]
 
 
+def test_a_thread_pinned_past_cpu_63_runs_there_on_a_large_machine():
+    w = workloads.from_rtapp({"tasks": {"t": {"run": 1000, "cpus": [300, 1023]}},
+                              "global": {"duration": 1}})
+    sim = w.simulator(PRESET, cpus=1024)
+    sim.run(seconds=0.01)
+    assert sim.task(1).cpus == [300, 1023] and sim.task(1).cpu in (300, 1023)
+    with pytest.raises(ValueError, match=r"1023, but the simulator has 512 CPUs \(0\.\.511\)"):
+        w.simulator(PRESET, cpus=512)
+
+
 def test_the_ignored_keys_are_listed_with_where_they_were():
     w = workloads.from_rtapp(DATA / "example2.json")
     assert w.ignored[0] == "resources" and "global.frag" in w.ignored
@@ -448,7 +458,7 @@ BAD = [
     (task(run=1, wait0={"ref": "c"}), ValueError, r"^tasks\.t\.wait0: mutex is missing"),
     (task(run=1, lock=3), TypeError, r"^tasks\.t: lock must be a str, not int$"),
     (task(run=1, cpus=[]), ValueError, r"^tasks\.t: cpus is empty"),
-    (task(run=1, cpus=[64]), ValueError, r"^tasks\.t: cpus\[\]=64 is outside the allowed range 0\.\.63$"),
+    (task(run=1, cpus=[1024]), ValueError, r"^tasks\.t: cpus\[\]=1024 is outside the allowed range 0\.\.1023$"),
     (task(run=1, cpus=0), TypeError, r"^tasks\.t: cpus must be an array of CPU numbers, not int$"),
     ({"tasks": {"t": {"cpus": [0], "phases": {"p": {"cpus": [1], "run": 1}}}}}, ValueError,
      r"^tasks\.t\.phases\.p: cpus=\[1\] differs from the task's \(\[0\]\)"),

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._checks import check_int, check_name
 from .._suggest import did_you_mean
+from ..program import MAX_CPUS
 from ..simulator import MAX_SECONDS
 
 # the package's own: no name here is part of the public API
@@ -39,7 +40,7 @@ MAX_FILE_BYTES = 16 << 20
 # thread two ops, the first 2 (n - 1) ops a crossing)
 BARRIER_ALL_TO_ALL = 64
 MAX_THREADS = 10_000_000  # Simulator's max_tasks at most
-MAX_CPU = 63            # the simulator's CPUs are 0..63 at most
+MAX_CPU = MAX_CPUS - 1  # the simulator's CPUs are 0..1023 at most
 NAME_BYTES = 31         # Simulator.spawn's longest name
 CHANNEL_PREFIX = "rtapp:"
 
