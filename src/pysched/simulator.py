@@ -626,10 +626,9 @@ class Simulator:
         for f in table.dtype.names:
             if f != "cpus_allowed":
                 wide[f] = table[f]
-        raw = self._core.table_masks()
-        step = len(raw) // len(table) if len(table) else 0
+        raw, step = self._core.table_masks(), 8 * ((self.cpus + 63) // 64)
         wide["cpus_allowed"] = [int.from_bytes(raw[k:k + step], sys.byteorder)
-                                for k in range(0, len(raw), step)] if step else []
+                                for k in range(0, len(raw), step)]
         return wide
 
     def latencies(self, pid=None):
