@@ -254,7 +254,7 @@ def to_workload(trace, cpus=None, tasks=None, wake_edges="auto", affinity=True,
     """Programs that replay `trace` (see the module docstring).
 
     cpus: the simulated CPUs (default: as many as the trace has, which
-    must then be at most the simulator's 64); trace CPU k (k-th of
+    must then be at most the simulator's 1,024); trace CPU k (k-th of
     trace.cpus) runs as CPU k mod cpus.  tasks: which to replay
     -- tids, comms, or a function of a row of trace.tasks (default: all).
     wake_edges: "auto", "all" or "none" (above).  affinity: pin each task
