@@ -28,7 +28,7 @@ What a task did, from them:
 A capture of a machine of up to MAX_CPUS (4,096) CPUs is read: a task's
 CPUs are kept as a Python int's bits (``tasks["cpus_allowed"]`` is a uint64
 up to 64 CPUs, a Python int above); a replay folds them onto the
-simulator's 64 at most.
+simulator's 1,024 at most.
 
 The trace starts at its first line and ends at its last: a task running on
 a CPU before that CPU's first switch ran from the start; a task whose first
