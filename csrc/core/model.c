@@ -168,6 +168,21 @@ undo:
   return -1;
 }
 
+/* Room for `need` elements in the array `arr` of capacity `cap`, which
+ * doubles from `first`; out of memory, to `label` with both unchanged.  A
+ * macro: the arrays are of several types. */
+#define GROW_OR(arr, cap, need, first, label)                      \
+  do {                                                             \
+    if ((need) > (cap)) {                                          \
+      int32_t cap_ = (cap) ? (cap) : (first);                      \
+      while (cap_ < (need)) cap_ *= 2;                             \
+      void *grown_ = realloc((arr), (size_t)cap_ * sizeof *(arr)); \
+      if (!grown_) goto label;                                     \
+      (arr) = grown_;                                              \
+      (cap) = cap_;                                                \
+    }                                                              \
+  } while (0)
+
 int ps_add_program(psModel *m, const psOp *ops, int n, const psCpuMask *masks, int nmasks,
                    char *err, int errlen) {
   if (n < 0 || n > 1000000) {
@@ -201,29 +216,9 @@ int ps_add_program(psModel *m, const psOp *ops, int n, const psCpuMask *masks, i
       return -1;
     }
   }
-  if (m->nmasks + nmasks > m->cap_masks) {
-    int32_t cap = m->cap_masks ? m->cap_masks : 4;
-    while (cap < m->nmasks + nmasks) cap *= 2;
-    psCpuMask *s = realloc(m->masks, (size_t)cap * sizeof(psCpuMask));
-    if (!s) goto nomem;
-    m->masks = s;
-    m->cap_masks = cap;
-  }
-  if (m->nops + n > m->cap_ops) {
-    int32_t cap = m->cap_ops ? m->cap_ops : 64;
-    while (cap < m->nops + n) cap *= 2;
-    psOp *o = realloc(m->ops, (size_t)cap * sizeof(psOp));
-    if (!o) goto nomem;
-    m->ops = o;
-    m->cap_ops = cap;
-  }
-  if (m->nprogs == m->cap_progs) {
-    int32_t cap = m->cap_progs ? 2 * m->cap_progs : 16;
-    psProgram *p = realloc(m->progs, (size_t)cap * sizeof(psProgram));
-    if (!p) goto nomem;
-    m->progs = p;
-    m->cap_progs = cap;
-  }
+  GROW_OR(m->masks, m->cap_masks, m->nmasks + nmasks, 4, nomem);
+  GROW_OR(m->ops, m->cap_ops, m->nops + n, 64, nomem);
+  GROW_OR(m->progs, m->cap_progs, m->nprogs + 1, 16, nomem);
   int first = m->nops;
   for (int i = 0; i < n; i++) {
     psOp o = ops[i];
