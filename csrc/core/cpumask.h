@@ -92,16 +92,17 @@ static inline int ps_cpumask_equal(const psCpuMask *a, const psCpuMask *b) {
   for (int i = 0; i < PS_CPUMASK_WORDS; i++) x |= a->w[i] ^ b->w[i];
   return x == 0;
 }
-static inline int ps_cpumask_intersects(const psCpuMask *a, const psCpuMask *b) {
-  uint64_t x = 0;
-  for (int i = 0; i < PS_CPUMASK_WORDS; i++) x |= a->w[i] & b->w[i];
-  return x != 0;
-}
 /* every CPU of a is in b */
 static inline int ps_cpumask_subset(const psCpuMask *a, const psCpuMask *b) {
   uint64_t x = 0;
   for (int i = 0; i < PS_CPUMASK_WORDS; i++) x |= a->w[i] & ~b->w[i];
   return x == 0;
+}
+/* s holds a CPU, and only CPUs of a machine of ncpu (0..ncpu-1) */
+static inline int ps_cpumask_within(const psCpuMask *s, int ncpu) {
+  psCpuMask all;
+  ps_cpumask_fill(&all, ncpu);
+  return ps_cpumask_any(s) && ps_cpumask_subset(s, &all);
 }
 static inline void ps_cpumask_and(psCpuMask *out, const psCpuMask *a, const psCpuMask *b) {
   for (int i = 0; i < PS_CPUMASK_WORDS; i++) out->w[i] = a->w[i] & b->w[i];

@@ -94,11 +94,8 @@ int ps_snapshot_model_ok(const psModel *m, char *err, int errlen) {
   if (next != m->nops) BAD("ops outside every program");
   /* the CPU sets: each names CPUs of the machine, and each set_affinity op
    * names one of them */
-  psCpuMask all;
-  ps_cpumask_fill(&all, m->ncpu);
   for (int32_t k = 0; k < m->nmasks; k++)
-    if (!ps_cpumask_any(&m->masks[k]) || !ps_cpumask_subset(&m->masks[k], &all))
-      BAD("CPU set %d", k);
+    if (!ps_cpumask_within(&m->masks[k], m->ncpu)) BAD("CPU set %d", k);
   for (int32_t i = 0; i < m->nops; i++)
     if (m->ops[i].kind == PS_OP_AFFINITY && m->ops[i].arg >= m->nmasks)
       BAD("op %d: CPU set %d", i, m->ops[i].arg);
@@ -192,8 +189,6 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
   if (d->next_pid < 1 || d->next_pid == INT32_MAX || !index_ok(d->free_slot, d->ntask))
     BAD("pid counter or free list");
   int32_t alive = 0, nfree = 0;
-  psCpuMask all;
-  ps_cpumask_fill(&all, m->ncpu);
   for (int32_t i = 0; i < d->ntask; i++) {
     const psTask *t = &d->task[i];
     int idle = i < m->ncpu;
@@ -204,10 +199,13 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
       BAD("task %d's identity", i);
     /* an idle task never sleeps, exits, waits or moves: schedule() would
      * reap an idle task that has an exit time */
-    if (idle && (t->exit_ns != -1 || t->state != PS_TASK_RUNNING || t->on_rq || t->cpu != i ||
-                 ps_cpumask_weight(&t->cpus_allowed) != 1 || !ps_cpu_test(&t->cpus_allowed, i) || t->migrate_to != -1 || t->wait_chan != -1 ||
-                 t->burst_left_ns || t->woken_ns != -1))
-      BAD("cpu %d's idle task", i);
+    if (idle) {
+      psCpuMask own = ps_cpumask_of(i);
+      if (t->exit_ns != -1 || t->state != PS_TASK_RUNNING || t->on_rq || t->cpu != i ||
+          !ps_cpumask_equal(&t->cpus_allowed, &own) || t->migrate_to != -1 || t->wait_chan != -1 ||
+          t->burst_left_ns || t->woken_ns != -1)
+        BAD("cpu %d's idle task", i);
+    }
     if (t->ppid < 0 || t->ppid >= t->pid + !t->pid || (!t->pid && t->ppid)) BAD("pid %d's parent", t->pid);
     if (t->state != 0 && t->state != 1 && t->state != 2 && t->state != 4 && t->state != 8)
       BAD("pid %d's state", t->pid);
@@ -218,8 +216,7 @@ int ps_snapshot_state_ok(const psModel *m, const psData *d, const psEvt *ev, int
         t->rt_priority > 99 || (!idle && (t->nice < -20 || t->nice > 19)) ||
         (t->pid && (t->time_slice < 0 || t->time_slice > 2000000)))
       BAD("pid %d's policy, nice or time_slice", t->pid);
-    if (t->cpu < 0 || t->cpu >= m->ncpu || !ps_cpumask_any(&t->cpus_allowed) ||
-        !ps_cpumask_subset(&t->cpus_allowed, &all) ||
+    if (t->cpu < 0 || t->cpu >= m->ncpu || !ps_cpumask_within(&t->cpus_allowed, m->ncpu) ||
         t->migrate_to < -1 || t->migrate_to >= m->ncpu || (t->on_rq & ~1))
       BAD("pid %d's cpu", t->pid);
     if (t->burst_left_ns < 0 || t->burst_left_ns > PS_MAX_DURATION_NS ||

@@ -383,9 +383,7 @@ __attribute__((always_inline)) static inline int dispatch(const psModel *m, psDa
         return -1;
       }
       const psCpuMask *mask = sc->cpus ? sc->cpus : &m->masks[sc->arg];
-      psCpuMask all;
-      ps_cpumask_fill(&all, m->ncpu);
-      if (!ps_cpumask_subset(mask, &all) || !ps_cpumask_any(mask)) {
+      if (!ps_cpumask_within(mask, m->ncpu)) {
         ps_fail(d, "pid %d: set_affinity to cpu %d, outside this machine's cpus 0..%d", p->pid,
                 ps_cpumask_last(mask), m->ncpu - 1);
         return -1;
