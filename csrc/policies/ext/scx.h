@@ -259,22 +259,26 @@ static inline void ps_scx_dsq_insert_vtime_(struct task_struct *p, u64 dsq_id, u
                              flags);
   ps_scx_reload_(p);
 }
-/* the cpumask kfuncs and helpers over struct cpumask, a psCpuMask's words */
-static inline s32 ps_scx_pick_idle_cpu_(const struct cpumask *mask, u64 flags) {
+/* the cpumask kfuncs and helpers over struct cpumask: a psCpuMask's words,
+ * copied into one for the core's helpers (cpumask.h) */
+static inline psCpuMask ps_scx_mask_(const struct cpumask *mask) {
   psCpuMask cm;
   memcpy(cm.w, mask->bits, sizeof cm.w);
+  return cm;
+}
+static inline s32 ps_scx_pick_idle_cpu_(const struct cpumask *mask, u64 flags) {
+  psCpuMask cm = ps_scx_mask_(mask);
   return (scx_bpf_pick_idle_cpu)(ps_scx_cur_.m, ps_scx_cur_.d, &cm, flags);
 }
 static inline u32 ps_scx_cpumask_weight_(const struct cpumask *mask) {
-  u32 n = 0;
-  for (int i = 0; i < PS_CPUMASK_WORDS; i++) n += (u32)__builtin_popcountll(mask->bits[i]);
-  return n;
+  psCpuMask cm = ps_scx_mask_(mask);
+  return (u32)ps_cpumask_weight(&cm);
 }
 /* the first CPU of mask, nr_cpu_ids when it has none */
 static inline u32 ps_scx_cpumask_first_(const struct cpumask *mask) {
-  for (int i = 0; i < PS_CPUMASK_WORDS; i++)
-    if (mask->bits[i]) return (u32)(i * 64 + __builtin_ctzll(mask->bits[i]));
-  return (u32)ps_scx_cur_.m->ncpu;
+  psCpuMask cm = ps_scx_mask_(mask);
+  int c = ps_cpumask_first(&cm);
+  return (u32)(c < PS_MAX_CPUS ? c : ps_scx_cur_.m->ncpu);
 }
 
 static inline s32 ps_scx_select_cpu_dfl_(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
