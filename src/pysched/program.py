@@ -12,13 +12,13 @@ of programs equal op for op, so a new Program per task costs what one shared
 Program does.
 """
 from . import dist
+from ._core import MAX_CPUS
 from ._checks import check_bool, check_name, check_number
 from ._checks import check_int as _check_int
 
 # op codes of csrc/program.h
 (RUN, SLEEP, IO, WAIT, POST, LOOP, END, FORK, EXIT, YIELD, NICE, SETSCHED, PERIODIC, FRAME,
  TIMER, AFFINITY) = range(16)
-MAX_CPUS = 1024  # the core's PS_MAX_CPUS (csrc/core/cpumask.h)
 
 POLICIES = {"normal": 0, "fifo": 1, "rr": 2}
 MAX_LOOP_DEPTH = 8

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._checks import check_int, check_name
 from .._suggest import did_you_mean
-from ..program import MAX_CPUS
+from .._core import MAX_CPUS
 from ..simulator import MAX_SECONDS
 
 # the package's own: no name here is part of the public API
