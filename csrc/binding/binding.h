@@ -23,7 +23,6 @@
 PyObject *raise_value(const char *msg);
 const char *name_utf8(PyObject *o, const char *what);
 int u64_arg(PyObject *o, const char *what, uint64_t *out);
-
 const psPreset *preset_arg(const module_state *st, PyObject *o);
 int apply_params(psModel *m, PyObject *params, PyObject *config_error);
 int build_model(psModel *m, const psPreset *pre, int cpus, int hz, uint64_t seed,

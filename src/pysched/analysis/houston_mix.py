@@ -289,6 +289,7 @@ def _fixed_point(f, specs, demand):
     static = np.array([MAX_PRIO - 20 + s[0] - b for s, b in zip(specs, bonus)], dtype=float)
     return houston._equal_prio_shares(f.c, static, 1, cap=demand)[0]
 
+
 def houston_mixture(tasks, *, cpus=1, params=None, seconds=None, cycle_levels=3,
                     settle_levels=1):
     """Predict what houston-2003's feedback loop does with `tasks` -- a list
