@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
 import golden
+from cuts import four_ways as cuts_four_ways, watched as cuts_watched
 import pysched as ps
 import test_run_cuts as cuts
 import test_state_machine as machine
@@ -223,3 +224,29 @@ def test_the_balancers_skips_on_a_mostly_idle_machine_change_nothing(preset):
     st = fast.stats()
     assert len(set(st["cpu"][-4:])) > 1
     assert st["nr_migrations"].sum() > 0
+
+
+@pytest.mark.parametrize("preset", ["linux-2.5.65", "houston-2003", "linux-6.5-cfs",
+                                    "linux-6.12-eevdf"])
+def test_the_balancers_skips_give_the_same_run_however_it_is_cut(preset):
+    """The skips' counts of crowded runqueues follow forks, exits and pulls:
+    on 16 CPUs four hogs start crowded on CPU 0, and a task forks a child
+    that exits every 22 ms; whole, in chunks, stepped and on the reference
+    path, the runs agree, and the fast ones skipped scans."""
+    def build(**kw):
+        sim = ps.Simulator(preset, cpus=16, seed=7, debug=True, **kw)
+        for _ in range(4):
+            sim.spawn(ps.programs.cpu_hog(), cpu=0)
+        for _ in range(3):
+            sim.spawn(ps.programs.interactive(1, 4))
+        child = ps.Program().run(ms=1).exit()
+        sim.spawn(ps.Program().loop().run(ms=2).fork(child).sleep(ms=20).end())
+        return sim
+
+    runs = cuts_four_ways(build, 0.5)
+    expected = cuts_watched(runs[0])
+    for other in runs[1:]:
+        assert cuts_watched(other) == expected
+    assert all(r._core.fast_path_counts()["skip"] > 0 for r in runs[:3])
+    assert runs[0].counters()["exits"] > 10
+    assert len(set(runs[0].stats()["cpu"][:4])) == 4
